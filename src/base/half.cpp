@@ -1,3 +1,5 @@
+// Scalar IEEE binary16 <-> binary32 conversions (bit-exact with F16C, round to nearest
+// even), so files and kernels agree with the hardware conversion when it is used.
 #include "base/half.hpp"
 
 namespace brisk {
@@ -33,7 +35,8 @@ uint16_t f32_to_f16(float f) {
   std::memcpy(&u, &f, 4);
   uint32_t sign = (u >> 16) & 0x8000;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00);  // NaN
+  // NaN: quiet it and keep the top payload bits, as F16C (vcvtps2ph) does.
+  if (abs > 0x7f800000u) return uint16_t(sign | 0x7e00 | ((abs >> 13) & 0x3ff));
   if (abs >= 0x477ff000u) return uint16_t(sign | 0x7c00);  // overflow -> inf
   if (abs < 0x38800000u) {                                 // subnormal or zero
     if (abs < 0x33000000u) return uint16_t(sign);

@@ -1,0 +1,91 @@
+// Entry points of src/quant: route each DType to its codec, and dot_row to the widest
+// kernel this build has. The plain float formats (F32, F16, BF16) are handled here.
+#include "quant/quantize.hpp"
+
+#include <cstring>
+#include <string>
+
+#include "base/error.hpp"
+#include "base/half.hpp"
+#include "quant/blocks.hpp"
+#include "quant/dot.hpp"
+
+namespace brisk {
+namespace {
+
+void check_row(DType type, int64_t n, const char* what) {
+  const DTypeTraits& t = dtype_traits(type);
+  if (n < 0 || n % t.block_elems != 0)
+    throw Error(ErrorCode::kInvalidArgument, std::string(what) + ": " + std::to_string(n) +
+                                          " elements is not a whole number of " + t.name +
+                                          " blocks");
+}
+
+}  // namespace
+
+void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
+  check_row(type, n, "dequantize_row");
+  const auto* u16 = static_cast<const uint8_t*>(src);
+  switch (type) {
+    case DType::F32: std::memcpy(dst, src, size_t(n) * 4); return;
+    case DType::F16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, u16 + 2 * i, 2);
+        dst[i] = f16_to_f32(h);
+      }
+      return;
+    case DType::BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, u16 + 2 * i, 2);
+        dst[i] = bf16_to_f32(h);
+      }
+      return;
+    case DType::Q4_0: quant::dequantize_q4_0(src, dst, n); return;
+    case DType::Q5_0: quant::dequantize_q5_0(src, dst, n); return;
+    case DType::Q8_0: quant::dequantize_q8_0(src, dst, n); return;
+    case DType::Q4_K: quant::dequantize_q4_k(src, dst, n); return;
+    case DType::Q5_K: quant::dequantize_q5_k(src, dst, n); return;
+    case DType::Q6_K: quant::dequantize_q6_k(src, dst, n); return;
+  }
+  throw Error(ErrorCode::kInternal, "dequantize_row: unsupported dtype");
+}
+
+void quantize_row(DType type, const float* src, void* dst, int64_t n) {
+  check_row(type, n, "quantize_row");
+  auto* out = static_cast<uint8_t*>(dst);
+  switch (type) {
+    case DType::F32: std::memcpy(dst, src, size_t(n) * 4); return;
+    case DType::F16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_f16(src[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+      return;
+    case DType::BF16:
+      for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = f32_to_bf16(src[i]);
+        std::memcpy(out + 2 * i, &h, 2);
+      }
+      return;
+    case DType::Q4_0: quant::quantize_q4_0(src, dst, n); return;
+    case DType::Q5_0: quant::quantize_q5_0(src, dst, n); return;
+    case DType::Q8_0: quant::quantize_q8_0(src, dst, n); return;
+    case DType::Q4_K: quant::quantize_q4_k(src, dst, n); return;
+    case DType::Q5_K: quant::quantize_q5_k(src, dst, n); return;
+    case DType::Q6_K: quant::quantize_q6_k(src, dst, n); return;
+  }
+  throw Error(ErrorCode::kInternal, "quantize_row: unsupported dtype");
+}
+
+float dot_row(DType type, const void* w_row, const float* x, int64_t n) {
+  check_row(type, n, "dot_row");
+#if defined(__AVX2__) && defined(__FMA__)
+  return quant::dot_row_avx2(type, w_row, x, n);
+#else
+  return quant::dot_row_scalar(type, w_row, x, n);
+#endif
+}
+
+}  // namespace brisk
