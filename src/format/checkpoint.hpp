@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "base/mapped_file.hpp"
 #include "quant/dtype.hpp"
 
@@ -57,7 +58,7 @@ struct TensorInfo {
 
 class CheckpointIndex {
  public:
-  std::string format;  // "gguf" or "hf"
+  std::string format;  // "gguf", "hf" (a directory) or "safetensors" (one file, no config)
   std::string path;    // the file or directory opened
   std::map<std::string, MetaValue> metadata;  // GGUF key-values
   nlohmann::json hf_config;                   // HF config.json (null for GGUF)
@@ -69,6 +70,10 @@ class CheckpointIndex {
 
   const TensorInfo* find(const std::string& name) const;  // nullptr when absent
   const MetaValue* meta(const std::string& key) const;    // nullptr when absent
+
+  // Rebuilds the name lookup behind find(); throws Error(kFormat) on a duplicate tensor name.
+  // The readers call it once, so find() on a loaded index never mutates (safe to share).
+  void reindex();
 
  private:
   mutable std::map<std::string, size_t> by_name_;
