@@ -51,6 +51,15 @@ inline __m256i u8x8(const uint8_t* p) {
 
 inline __m256 to_f32(__m256i v) { return _mm256_cvtepi32_ps(v); }
 
+// f16 scale at p. Inline F16C: an out-of-line call would spill the accumulators each block.
+inline float half_at(const uint8_t* p) {
+#if defined(__F16C__)
+  return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(load_u16(p))));
+#else
+  return f16_to_f32(load_u16(p));
+#endif
+}
+
 // ---- plain floats: the tail (n % 32) is zero-padded through a small buffer -------------
 
 template <typename Load8, typename Load1>
@@ -104,7 +113,7 @@ float dot_bf16(const uint8_t* w, const float* x, int64_t n) {
 float dot_q8_0(const uint8_t* w, const float* x, int64_t n) {
   Acc acc;
   for (int64_t b = 0; b < n / kQK; ++b, w += sizeof(BlockQ8_0), x += kQK) {
-    const __m256 d = _mm256_set1_ps(f16_to_f32(load_u16(w)));
+    const __m256 d = _mm256_set1_ps(half_at(w));
     const uint8_t* qs = w + 2;
     auto q = [&](int g) {
       return _mm256_mul_ps(to_f32(_mm256_cvtepi8_epi32(
@@ -135,7 +144,7 @@ float dot_q4_0(const uint8_t* w, const float* x, int64_t n) {
   Acc acc;
   const __m256i eight = _mm256_set1_epi32(8);
   for (int64_t b = 0; b < n / kQK; ++b, w += sizeof(BlockQ4_0), x += kQK) {
-    const __m256 d = _mm256_set1_ps(f16_to_f32(load_u16(w)));
+    const __m256 d = _mm256_set1_ps(half_at(w));
     const Nibbles32 q(w + 2);
     auto f = [&](int g) { return _mm256_mul_ps(to_f32(_mm256_sub_epi32(q.v[g], eight)), d); };
     acc.add(f(0), f(1), f(2), f(3), x);
@@ -148,7 +157,7 @@ float dot_q5_0(const uint8_t* w, const float* x, int64_t n) {
   const __m256i sixteen = _mm256_set1_epi32(16);
   const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   for (int64_t b = 0; b < n / kQK; ++b, w += sizeof(BlockQ5_0), x += kQK) {
-    const __m256 d = _mm256_set1_ps(f16_to_f32(load_u16(w)));
+    const __m256 d = _mm256_set1_ps(half_at(w));
     uint32_t qh;
     std::memcpy(&qh, w + 2, 4);
     const Nibbles32 q(w + 6);
@@ -167,7 +176,7 @@ float dot_q5_0(const uint8_t* w, const float* x, int64_t n) {
 
 // Per sub-block float scale and min of a Q4_K / Q5_K super-block, as dequantize computes them.
 inline void k4_scales(const uint8_t* blk, float* ds, float* ms) {
-  const float d = f16_to_f32(load_u16(blk)), dmin = f16_to_f32(load_u16(blk + 2));
+  const float d = half_at(blk), dmin = half_at(blk + 2);
   for (int s = 0; s < 8; ++s) {
     uint8_t sc, m;
     scale_min_k4(s, blk + 4, &sc, &m);
@@ -238,7 +247,7 @@ float dot_q6_k(const uint8_t* w, const float* x, int64_t n) {
   const __m256i three = _mm256_set1_epi32(3);
   const __m256i bias = _mm256_set1_epi32(32);
   for (int64_t b = 0; b < n / kQKK; ++b, w += sizeof(BlockQ6_K)) {
-    const float d = f16_to_f32(load_u16(w + 208));
+    const float d = half_at(w + 208);
     const auto* sc = reinterpret_cast<const int8_t*>(w + 192);
     for (int h = 0; h < 2; ++h) {  // halves of 128: ql w+64h, qh w+128+32h, scales sc+8h
       const uint8_t* ql = w + 64 * h;

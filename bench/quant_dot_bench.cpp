@@ -1,0 +1,63 @@
+// Single-core timing of dot_row, the CPU matmul's inner loop: y[j] = dot_row(W_j, x) over a
+// 640 x 2048 weight matrix per dtype, reported as GB/s of weight bytes streamed. Not in
+// CMake; build it by hand against the quant library (see the command below).
+//
+//   cmake --build build-quant --target brisk_quant -j1 &&
+//   g++ -O2 -std=c++20 -mavx2 -mfma -mf16c -Isrc bench/quant_dot_bench.cpp \
+//       build-quant/libbrisk_quant.a build-quant/libbrisk_base.a -o build-quant/quant_dot_bench
+//   ./build-quant/quant_dot_bench [rows] [cols] [seconds per type]
+#include <time.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "quant/quantize.hpp"
+
+using namespace brisk;
+
+static double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+int main(int argc, char** argv) {
+  const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 640;
+  const int64_t cols = argc > 2 ? std::atoll(argv[2]) : 2048;
+  const double seconds = argc > 3 ? std::atof(argv[3]) : 0.5;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> nd;
+  std::vector<float> wf(static_cast<size_t>(rows * cols)), x(static_cast<size_t>(cols)),
+      y(static_cast<size_t>(rows));
+  for (float& v : wf) v = nd(rng);
+  for (float& v : x) v = nd(rng);
+
+  std::printf("%lld x %lld, one thread\n%-6s %10s %10s %10s\n", (long long)rows, (long long)cols,
+              "type", "MB", "us/matvec", "GB/s");
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_0,
+                  DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+    const uint64_t row_bytes = *dtype_bytes(t, uint64_t(cols));
+    std::vector<uint8_t> w(row_bytes * size_t(rows));
+    for (int64_t r = 0; r < rows; ++r) quantize_row(t, wf.data() + r * cols, w.data() + r * row_bytes, cols);
+    auto matvec = [&] {
+      for (int64_t r = 0; r < rows; ++r) y[size_t(r)] = dot_row(t, w.data() + r * row_bytes, x.data(), cols);
+    };
+    matvec();  // warm caches
+    // Thread CPU time, best of several rounds: the build machine is shared, and time spent
+    // descheduled is not the kernel's.
+    double per = 1e30, total = 0;
+    while (total < seconds) {
+      const double t0 = cpu_seconds();
+      for (int k = 0; k < 20; ++k) matvec();
+      const double el = cpu_seconds() - t0;
+      total += el;
+      per = std::min(per, el / 20);
+    }
+    std::printf("%-6s %10.2f %10.1f %10.2f\n", dtype_name(t), double(w.size()) / 1e6, per * 1e6,
+                double(w.size()) / per / 1e9);
+  }
+  return 0;
+}
