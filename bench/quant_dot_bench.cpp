@@ -24,6 +24,22 @@ static double cpu_seconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
+// Thread CPU time, best of several rounds of 20: the build machine is shared, and time
+// spent descheduled is not the kernel's.
+template <typename F>
+static double time_best(F&& f, double seconds) {
+  f();  // warm caches
+  double per = 1e30, total = 0;
+  while (total < seconds) {
+    const double t0 = cpu_seconds();
+    for (int k = 0; k < 20; ++k) f();
+    const double el = cpu_seconds() - t0;
+    total += el;
+    per = std::min(per, el / 20);
+  }
+  return per;
+}
+
 int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 640;
   const int64_t cols = argc > 2 ? std::atoll(argv[2]) : 2048;
@@ -35,8 +51,9 @@ int main(int argc, char** argv) {
   for (float& v : wf) v = nd(rng);
   for (float& v : x) v = nd(rng);
 
-  std::printf("%lld x %lld, one thread\n%-6s %10s %10s %10s\n", (long long)rows, (long long)cols,
-              "type", "MB", "us/matvec", "GB/s");
+  std::printf("%lld x %lld, one thread; q8 = dot_row_q8 incl. quantize_activations per matvec\n"
+              "%-6s %8s %10s %8s %12s %8s %7s\n", (long long)rows, (long long)cols, "type", "MB",
+              "us/matvec", "GB/s", "q8 us/matvec", "q8 GB/s", "speedup");
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_0,
                   DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const uint64_t row_bytes = *dtype_bytes(t, uint64_t(cols));
@@ -45,19 +62,18 @@ int main(int argc, char** argv) {
     auto matvec = [&] {
       for (int64_t r = 0; r < rows; ++r) y[size_t(r)] = dot_row(t, w.data() + r * row_bytes, x.data(), cols);
     };
-    matvec();  // warm caches
-    // Thread CPU time, best of several rounds: the build machine is shared, and time spent
-    // descheduled is not the kernel's.
-    double per = 1e30, total = 0;
-    while (total < seconds) {
-      const double t0 = cpu_seconds();
-      for (int k = 0; k < 20; ++k) matvec();
-      const double el = cpu_seconds() - t0;
-      total += el;
-      per = std::min(per, el / 20);
-    }
-    std::printf("%-6s %10.2f %10.1f %10.2f\n", dtype_name(t), double(w.size()) / 1e6, per * 1e6,
+    QuantizedActivations xq;
+    auto matvec_q8 = [&] {
+      quantize_activations(x.data(), cols, &xq);
+      for (int64_t r = 0; r < rows; ++r) y[size_t(r)] = dot_row_q8(t, w.data() + r * row_bytes, xq);
+    };
+    const double per = time_best(matvec, seconds);
+    const double per_q8 = dot_row_q8_supported(t) ? time_best(matvec_q8, seconds) : 0;
+    std::printf("%-6s %8.2f %10.1f %8.2f", dtype_name(t), double(w.size()) / 1e6, per * 1e6,
                 double(w.size()) / per / 1e9);
+    if (per_q8 > 0)
+      std::printf(" %12.1f %8.2f %6.2fx", per_q8 * 1e6, double(w.size()) / per_q8 / 1e9, per / per_q8);
+    std::printf("\n");
   }
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "quant/dtype.hpp"
+#include "quant/quantize.hpp"
 
 namespace brisk::quant {
 
@@ -19,8 +20,12 @@ constexpr int kDotLanes = 32;
 // Scalar implementation of the order above (also the fallback without AVX2).
 float dot_row_scalar(DType type, const void* w_row, const float* x, int64_t n);
 
+// dot_row_q8 in the order documented in dot_q8.cpp.
+float dot_row_q8_scalar(DType type, const void* w_row, const QuantizedActivations& x);
+
 #if defined(__AVX2__) && defined(__FMA__)
 float dot_row_avx2(DType type, const void* w_row, const float* x, int64_t n);
+float dot_row_q8_avx2(DType type, const void* w_row, const QuantizedActivations& x);
 #endif
 
 }  // namespace brisk::quant

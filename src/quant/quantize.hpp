@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "quant/dtype.hpp"
 
@@ -18,5 +19,25 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 // The reduction order is fixed (it depends only on n and the type, never on threads), the
 // accumulation is float32; SIMD (AVX2/FMA) when built with it.
 float dot_row(DType type, const void* w_row, const float* x, int64_t n);
+
+// The int8 alternative (llama.cpp's approach): quantize x once per matvec into 32-element
+// blocks (float scale, int8 levels), then each row's dot is integer products per block and
+// one float FMA per block. Faster than dot_row for the block formats, less exact (x is
+// rounded to 8 bits per block); the order is fixed (quant/dot_q8.cpp documents it).
+struct QuantizedActivations {
+  int64_t n = 0;             // elements, a multiple of 32
+  std::vector<int8_t> q;     // n levels, x[i] ~ d[i / 32] * q[i]
+  std::vector<float> d;      // n / 32 scales
+  std::vector<int32_t> sum;  // n / 32 sums of q (the K-quant mins need them)
+};
+
+// As quantize_row Q8_0 (amax / 127 scale, round half away), with the scale kept in float32.
+void quantize_activations(const float* x, int64_t n, QuantizedActivations* out);
+
+// True for Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K; dot_row_q8 throws for other types.
+bool dot_row_q8_supported(DType type);
+
+// sum_i w[i] * x[i] with x given quantized; x.n is the row length.
+float dot_row_q8(DType type, const void* w_row, const QuantizedActivations& x);
 
 }  // namespace brisk

@@ -1,0 +1,124 @@
+// dot_row_q8 (weights against int8-quantized activations): the AVX2 kernels give the bits
+// of the scalar definition, the result is within the rounding of x to 8 bits of the exact
+// dot, and the activation quantizer is Q8_0's reference quantizer with a float32 scale.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/half.hpp"
+#include "quant/dot.hpp"
+#include "quant/quantize.hpp"
+
+namespace brisk {
+namespace {
+
+const DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, sigma);
+  std::vector<float> v(n);
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+
+std::vector<uint8_t> quantized(DType type, const std::vector<float>& x) {
+  std::vector<uint8_t> q(*dtype_bytes(type, x.size()));
+  quantize_row(type, x.data(), q.data(), int64_t(x.size()));
+  return q;
+}
+
+std::vector<int64_t> lengths(DType t) {
+  if (dtype_traits(t).block_elems == 256) return {256, 512, 2816};
+  return {32, 96, 512, 2848};
+}
+
+TEST(DotQ8, ActivationsAreQ8_0Levels) {
+  const auto x = gaussian(1024, 1);
+  QuantizedActivations xq;
+  quantize_activations(x.data(), 1024, &xq);
+  const auto ref = quantized(DType::Q8_0, x);
+  for (int b = 0; b < 32; ++b) {
+    uint16_t d;
+    std::memcpy(&d, ref.data() + 34 * b, 2);
+    EXPECT_EQ(f32_to_f16(xq.d[b]), d);
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      ASSERT_EQ(xq.q[32 * b + j], int8_t(ref[34 * b + 2 + j]));
+      sum += xq.q[32 * b + j];
+    }
+    EXPECT_EQ(xq.sum[b], sum);
+  }
+}
+
+TEST(DotQ8, KernelsMatchTheScalarDefinitionBitForBit) {
+  for (DType t : kTypes) {
+    for (int64_t n : lengths(t)) {
+      for (uint32_t seed = 0; seed < 3; ++seed) {
+        std::vector<uint8_t> w = quantized(t, gaussian(size_t(n), 10 + seed));
+        if (seed == 2) {  // arbitrary bytes: every scale, min and high-bit pattern
+          std::mt19937 rng(seed);
+          for (auto& byte : w) byte = uint8_t(rng());
+          // keep the f16 scales finite: clear their exponent's top bit
+          const auto& tr = dtype_traits(t);
+          for (size_t b = 0; b < w.size() / tr.block_bytes; ++b) {
+            uint8_t* blk = w.data() + b * tr.block_bytes;
+            if (t == DType::Q6_K) blk[209] &= 0xBF;
+            else { blk[1] &= 0xBF; if (tr.block_elems == 256) blk[3] &= 0xBF; }
+          }
+        }
+        QuantizedActivations xq;
+        const auto x = gaussian(size_t(n), 20 + seed);
+        quantize_activations(x.data(), n, &xq);
+        const float got = dot_row_q8(t, w.data(), xq);
+        const float want = quant::dot_row_q8_scalar(t, w.data(), xq);
+        EXPECT_EQ(std::memcmp(&got, &want, 4), 0) << dtype_name(t) << " n=" << n << " seed " << seed
+                                                  << ": " << got << " vs " << want;
+        EXPECT_EQ(dot_row_q8(t, w.data(), xq), got);  // same answer every call
+      }
+    }
+  }
+}
+
+// |dot_row_q8 - sum w_i x_i| <= sum_i |w_i| d_x(i) / 2 (x rounded to its 8-bit grid)
+//                              + 1e-5 * sum |w_i x_i| (float32 accumulation).
+TEST(DotQ8, WithinTheActivationRoundingOfTheExactDot) {
+  for (DType t : kTypes) {
+    for (int64_t n : lengths(t)) {
+      const auto wq = quantized(t, gaussian(size_t(n), 30));
+      std::vector<float> w(static_cast<size_t>(n));
+      dequantize_row(t, wq.data(), w.data(), n);
+      const auto x = gaussian(size_t(n), 31, 0.7f);
+      QuantizedActivations xq;
+      quantize_activations(x.data(), n, &xq);
+      double exact = 0, bound = 0, mag = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        exact += double(w[i]) * x[i];
+        bound += std::fabs(double(w[i])) * xq.d[size_t(i / 32)] / 2;
+        mag += std::fabs(double(w[i]) * x[i]);
+      }
+      const float got = dot_row_q8(t, wq.data(), xq);
+      EXPECT_LE(std::fabs(got - exact), bound + 1e-5 * mag) << dtype_name(t) << " n=" << n;
+      // rounding errors of x mostly cancel: well inside the worst case
+      EXPECT_LE(std::fabs(got - exact), 0.5 * bound + 1e-5 * mag) << dtype_name(t) << " n=" << n;
+    }
+  }
+}
+
+TEST(DotQ8, RejectsWhatItCannotDo) {
+  QuantizedActivations xq;
+  std::vector<float> x(64, 1.0f);
+  quantize_activations(x.data(), 64, &xq);
+  std::vector<uint8_t> w(1024);
+  EXPECT_FALSE(dot_row_q8_supported(DType::F16));
+  EXPECT_THROW(dot_row_q8(DType::F16, w.data(), xq), Error);
+  EXPECT_THROW(dot_row_q8(DType::Q4_K, w.data(), xq), Error);  // 64 is not a Q4_K row
+  EXPECT_THROW(quantize_activations(x.data(), 48, &xq), Error);
+}
+
+}  // namespace
+}  // namespace brisk
