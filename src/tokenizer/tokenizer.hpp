@@ -36,6 +36,8 @@ class Tokenizer {
   int32_t bos_id() const { return bos_id_; }             // -1 when the model has none
   const std::vector<int32_t>& eos_ids() const { return eos_ids_; }  // every end-of-generation id
   bool is_eos(int32_t id) const;
+  // Extra end-of-generation ids (e.g. generation_config.json's eos_token_id list).
+  void add_eos_id(int32_t id);
 
  protected:
   int32_t bos_id_ = -1;

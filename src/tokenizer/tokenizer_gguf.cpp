@@ -1,0 +1,123 @@
+// GGUF tokenizer.ggml.* metadata -> TokenizerSpec. "gpt2" is byte-level BPE with its merges
+// and a pre-tokenizer regex chosen by tokenizer.ggml.pre; "llama" is SentencePiece-style,
+// merged by score. Token types mark control (special) and user-defined (matched in text).
+
+#include "base/error.hpp"
+#include "format/checkpoint.hpp"
+#include "tokenizer/tokenizer_impl.hpp"
+#include "tokenizer/tokenizer_loaders.hpp"
+
+namespace brisk {
+namespace {
+
+const std::vector<std::string>& strs(const CheckpointIndex& c, const std::string& key, bool required) {
+  static const std::vector<std::string> none;
+  const MetaValue* v = c.meta(key);
+  if (!v) {
+    if (required) throw Error(ErrorCode::kFormat, "GGUF lacks " + key, c.path);
+    return none;
+  }
+  if (!v->is_array() || v->elem_type != MetaType::String)
+    throw Error(ErrorCode::kFormat, key + " is not an array of strings", c.path);
+  return v->strs;
+}
+
+const std::vector<double>* nums(const CheckpointIndex& c, const std::string& key) {
+  const MetaValue* v = c.meta(key);
+  if (!v) return nullptr;
+  if (!v->is_array() || v->elem_type == MetaType::String || v->elem_type == MetaType::Array)
+    throw Error(ErrorCode::kFormat, key + " is not an array of numbers", c.path);
+  return &v->nums;
+}
+
+int32_t id_or(const CheckpointIndex& c, const std::string& key, int32_t n) {
+  const MetaValue* v = c.meta(key);
+  if (!v) return -1;
+  int64_t id = v->as_i64();
+  return id >= 0 && id < n ? int32_t(id) : -1;
+}
+
+bool bool_or(const CheckpointIndex& c, const std::string& key, bool dflt) {
+  const MetaValue* v = c.meta(key);
+  return v ? v->as_i64() != 0 : dflt;
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_tokenizer_gguf(const CheckpointIndex& ckpt) {
+  const MetaValue* model = ckpt.meta("tokenizer.ggml.model");
+  if (!model) throw Error(ErrorCode::kFormat, "GGUF has no tokenizer (tokenizer.ggml.model missing)", ckpt.path);
+  const std::string& kind = model->as_string();
+  TokenizerSpec spec;
+  spec.where = ckpt.path;
+  if (kind == "gpt2") spec.kind = TokenizerKind::kByteLevel;
+  else if (kind == "llama") spec.kind = TokenizerKind::kSpm;
+  else throw Error(ErrorCode::kUnsupported, "tokenizer.ggml.model \"" + kind + "\" is not supported (gpt2, llama)", ckpt.path);
+
+  spec.tokens = strs(ckpt, "tokenizer.ggml.tokens", true);
+  const int32_t n = int32_t(spec.tokens.size());
+  if (const auto* t = nums(ckpt, "tokenizer.ggml.token_type")) {
+    if (int32_t(t->size()) != n) throw Error(ErrorCode::kFormat, "token_type count differs from tokens", ckpt.path);
+    spec.types.reserve(n);
+    for (double x : *t) spec.types.push_back(x >= 1 && x <= 6 ? uint8_t(x) : uint8_t(kNormal));
+  } else {
+    spec.types.assign(n, kNormal);
+  }
+  if (const auto* s = nums(ckpt, "tokenizer.ggml.scores")) {
+    if (int32_t(s->size()) != n) throw Error(ErrorCode::kFormat, "scores count differs from tokens", ckpt.path);
+    spec.scores.assign(s->begin(), s->end());
+  }
+  for (const std::string& m : strs(ckpt, "tokenizer.ggml.merges", false)) {
+    size_t sp = m.find(' ', 1);
+    if (sp == std::string::npos) throw Error(ErrorCode::kFormat, "merge without a space: " + m, ckpt.path);
+    spec.merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+  }
+
+  if (spec.kind == TokenizerKind::kByteLevel) {
+    if (spec.merges.empty()) throw Error(ErrorCode::kFormat, "gpt2 tokenizer without merges", ckpt.path);
+    const MetaValue* pre = ckpt.meta("tokenizer.ggml.pre");
+    std::string p = pre ? pre->as_string() : "default";
+    if (p == "qwen2" || p == "deepseek-r1-qwen") {
+      spec.split_regexes.push_back(kQwen2Regex);
+      spec.nfc = true;  // Qwen2's tokenizer.json normalizer
+    } else if (p == "llama-bpe" || p == "llama3" || p == "llama-v3" || p == "smaug-bpe") {
+      spec.split_regexes.push_back(kLlama3Regex);
+    } else {
+      spec.split_regexes.push_back(kGpt2Regex);
+    }
+  } else {
+    spec.byte_fallback = true;
+    spec.add_space_prefix = bool_or(ckpt, "tokenizer.ggml.add_space_prefix", true);
+  }
+
+  for (int32_t i = 0; i < n; ++i) {
+    uint8_t t = spec.types[i];
+    std::string& text = spec.tokens[i];
+    if (t == kControl || t == kUnknown) {
+      spec.added.push_back({i, text, true});
+    } else if (t == kUserDefined) {
+      if (spec.kind == TokenizerKind::kSpm && text.find(' ') != std::string::npos) {
+        // runs of spaces: ordinary "▁▁" pieces to HF, so they go through the model
+        std::string s;
+        for (char c : text) s += c == ' ' ? std::string("\xE2\x96\x81") : std::string(1, c);
+        text = s;
+        spec.types[i] = kNormal;
+      } else {
+        spec.added.push_back({i, text, false});
+      }
+    }
+  }
+  spec.unk_id = id_or(ckpt, "tokenizer.ggml.unknown_token_id", n);
+  spec.bos_id = id_or(ckpt, "tokenizer.ggml.bos_token_id", n);
+  int32_t eos = id_or(ckpt, "tokenizer.ggml.eos_token_id", n);
+  bool add_bos = bool_or(ckpt, "tokenizer.ggml.add_bos_token", spec.kind == TokenizerKind::kSpm);
+  bool add_eos = bool_or(ckpt, "tokenizer.ggml.add_eos_token", false);
+  if (add_bos && spec.bos_id >= 0) spec.prefix_ids.push_back(spec.bos_id);
+  if (add_eos && eos >= 0) spec.suffix_ids.push_back(eos);
+  for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
+    if (int32_t id = id_or(ckpt, key, n); id >= 0) spec.eos_ids.push_back(id);
+  for (int32_t id : eos_by_name(spec.tokens, spec.types)) spec.eos_ids.push_back(id);
+  return make_tokenizer(std::move(spec));
+}
+
+}  // namespace brisk
