@@ -126,7 +126,7 @@ class Parser {
   uint64_t elements_ = 0;
 };
 
-uint32_t read_alignment(const CheckpointIndex& out, const std::string& path) {
+uint32_t read_alignment(const CheckpointIndex& out, const std::string& path, uint64_t at) {
   const MetaValue* a = out.meta("general.alignment");
   if (!a) return kDefaultAlignment;
   bool integral = a->type == MetaType::U8 || a->type == MetaType::U16 ||
@@ -136,13 +136,13 @@ uint32_t read_alignment(const CheckpointIndex& out, const std::string& path) {
   if (!integral)
     throw Error(ErrorCode::kFormat,
                 std::string("general.alignment must be an integer, not ") + meta_type_name(a->type),
-                path);
+                at_offset(path, at));
   int64_t v = a->as_i64();
   if (v <= 0 || v > int64_t(kMaxAlignment) || (v & (v - 1)) != 0)
     throw Error(ErrorCode::kFormat,
                 "general.alignment " + std::to_string(v) + " is not a power of two in 1.." +
                     std::to_string(kMaxAlignment),
-                path);
+                at_offset(path, at));
   return uint32_t(v);
 }
 
@@ -201,16 +201,18 @@ void read_gguf(const std::shared_ptr<MappedFile>& file, CheckpointIndex& out) {
                       std::to_string(kMaxKv),
                   16);
 
+  uint64_t alignment_at = 0;  // where general.alignment sits, for its error messages
   for (uint64_t k = 0; k < n_kv; ++k) {
     uint64_t at = c.pos();
     std::string key = c.read_string(kMaxKeyLen, "metadata key");
     if (key.empty()) throw c.error(ErrorCode::kFormat, "empty metadata key", at);
     if (out.metadata.count(key))
       throw c.error(ErrorCode::kFormat, "duplicate metadata key '" + key + "'", at);
+    if (key == "general.alignment") alignment_at = at;
     MetaType t = p.read_type(key);
     out.metadata.emplace(key, p.read_value(t, key, 0));
   }
-  uint32_t alignment = read_alignment(out, path);
+  uint32_t alignment = read_alignment(out, path, alignment_at);
 
   // Each tensor info takes at least 8 (name) + 4 (n_dims) + 8 (a dim) + 4 (type) + 8 (offset).
   std::vector<PendingTensor> pending;

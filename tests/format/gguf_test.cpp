@@ -504,6 +504,7 @@ TEST_F(Hostile, Alignment) {
     RawGguf g;
     g.kv_u32("general.alignment", a);
     expect(g, "general.alignment " + std::to_string(a));
+    expect(g, "at offset 24");  // the key's position, right after the header
   }
   RawGguf g;
   g.kv_string("general.alignment", "32");

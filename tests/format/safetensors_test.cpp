@@ -148,6 +148,27 @@ TEST_F(StHostile, TruncatedAtEveryByte) {
   }
 }
 
+TEST_F(StHostile, RandomByteFlipsNeverCrash) {
+  // Flip bytes of a valid file (mostly in the JSON header): load or throw brisk::Error, only.
+  std::string good_path = dir + "/good.safetensors";
+  write_safetensors(good_path, sample_tensors(), {{"format", "pt"}});
+  std::vector<uint8_t> good = read_all(good_path);
+  std::string path = dir + "/flip.safetensors";
+  uint32_t rng = 777;
+  for (int k = 0; k < 500; ++k) {
+    std::vector<uint8_t> b = good;
+    for (int f = 0; f < 2; ++f) {
+      rng = rng * 1664525u + 1013904223u;
+      b[(rng >> 8) % b.size()] ^= uint8_t(1u << ((rng >> 4) & 7));
+    }
+    write_file(path, b);
+    try {
+      open_checkpoint(path);
+    } catch (const Error&) {
+    }
+  }
+}
+
 TEST_F(StHostile, HeaderLength) {
   expect(std::vector<uint8_t>{1, 2, 3}, "too short", ErrorCode::kFormat);
   expect(craft("{}", 0, uint64_t(1) << 63), "exceeds the cap", ErrorCode::kLimit);
