@@ -31,6 +31,8 @@ uint64_t min_encoded_size(MetaType t) {
   return 1;
 }
 
+constexpr uint64_t kNestedArrayWeight = 16;
+
 class Parser {
  public:
   explicit Parser(const MappedFile& f) : c_(f.data(), f.size(), f.path()) {}
@@ -101,7 +103,8 @@ class Parser {
                      "metadata key '" + key + "': array length " + std::to_string(n) +
                          " exceeds the cap of " + std::to_string(cap),
                      at);
-    elements_ += n;
+    // A nested array costs a whole MetaValue (~136 bytes) against 8 for a number: weigh it so.
+    elements_ += v.elem_type == MetaType::Array ? n * kNestedArrayWeight : n;
     if (elements_ > kMaxMetaElements)
       throw c_.error(ErrorCode::kLimit,
                      "metadata arrays hold more than " + std::to_string(kMaxMetaElements) +
