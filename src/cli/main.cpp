@@ -1,7 +1,36 @@
-// The brisk command: one verb per file (run, inspect, gen-model, ...), dispatched here.
+// The brisk command: one verb per file (run, inspect, gen-model), dispatched here.
 #include <cstdio>
+#include <exception>
+#include <map>
+
+#include "base/error.hpp"
+#include "cli/verbs.hpp"
 
 int main(int argc, char** argv) {
-  std::fprintf(stderr, "brisk: not built yet\n");
+  CLI::App app{"brisk: a fast LLM inference engine"};
+  app.require_subcommand(1);
+  std::map<CLI::App*, brisk::cli::Action> actions;
+  auto add = [&](const char* name, const char* help, brisk::cli::Action (*fn)(CLI::App&)) {
+    CLI::App* sub = app.add_subcommand(name, help);
+    actions[sub] = fn(*sub);
+  };
+  add("run", "generate text from a prompt", brisk::cli::add_run);
+  add("inspect", "show a checkpoint's architecture, hyperparameters and tensors", brisk::cli::add_inspect);
+  add("gen-model", "write a deterministic synthetic checkpoint with random weights", brisk::cli::add_gen_model);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const brisk::Error& e) {
+    std::fprintf(stderr, "brisk: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "brisk: %s\n", e.what());
+    return 1;
+  }
   return 1;
 }

@@ -1,0 +1,128 @@
+#include "backend/cpu/cpu_backend.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "base/error.hpp"
+#include "quant/quantize.hpp"
+
+namespace brisk {
+
+CpuBackend::CpuBackend(int n_threads) : pool_(n_threads) {}
+
+std::unique_ptr<Backend> make_cpu_backend(int n_threads) { return std::make_unique<CpuBackend>(n_threads); }
+
+DeviceWeight CpuBackend::upload(const WeightView& w) {
+  DeviceWeight d;
+  d.name = w.name;
+  d.dtype = w.dtype;
+  d.rows = w.rows;
+  d.cols = w.cols;
+  auto rb = dtype_bytes(w.dtype, uint64_t(w.cols));
+  if (!rb) throw Error(ErrorCode::kFormat, "row of " + std::to_string(w.cols) + " elements is not whole " +
+                                               dtype_name(w.dtype) + " blocks", w.name);
+  d.row_bytes = *rb;
+  d.data = w.data;
+  return d;
+}
+
+float* CpuBackend::alloc(int64_t n_floats) {
+  // 64-byte alignment for SIMD loads; rounded up so aligned_alloc's size rule holds.
+  size_t bytes = (size_t(std::max<int64_t>(n_floats, 1)) * sizeof(float) + 63) & ~size_t(63);
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) throw Error(ErrorCode::kLimit, "out of host memory allocating " + std::to_string(bytes) + " bytes");
+  return static_cast<float*>(p);
+}
+
+void CpuBackend::release(float* p) { std::free(p); }
+
+void CpuBackend::to_host(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+void CpuBackend::from_host(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+
+KvCache CpuBackend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity) {
+  KvCache kv{n_layers, n_kv_heads, head_dim, capacity, nullptr, nullptr};
+  int64_t n = int64_t(n_layers) * n_kv_heads * head_dim * capacity;
+  kv.k = alloc(n);
+  kv.v = alloc(n);
+  return kv;
+}
+
+void CpuBackend::release_kv(KvCache& kv) {
+  release(kv.k);
+  release(kv.v);
+  kv.k = kv.v = nullptr;
+}
+
+void CpuBackend::embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) {
+  for (int64_t t = 0; t < n; ++t)
+    if (ids[t] < 0 || ids[t] >= table.rows)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "token id " + std::to_string(ids[t]) + " outside the vocabulary of " + std::to_string(table.rows),
+                  table.name);
+  const int64_t dim = table.cols;
+  pool_.parallel_for(n, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const auto* row = static_cast<const uint8_t*>(table.data) + uint64_t(ids[t]) * table.row_bytes;
+      float* o = out + t * dim;
+      dequantize_row(table.dtype, row, o, dim);
+      if (scale != 1.f)
+        for (int64_t i = 0; i < dim; ++i) o[i] *= scale;
+    }
+  });
+}
+
+void CpuBackend::rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) {
+  const int64_t dim = w.cols;
+  const float* wt = static_cast<const float*>(w.data);
+  pool_.parallel_for(rows, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* xr = x + r * dim;
+      float* o = out + r * dim;
+      float ss = 0.f;
+      for (int64_t i = 0; i < dim; ++i) ss += xr[i] * xr[i];
+      float inv = 1.f / std::sqrt(ss / float(dim) + eps);
+      for (int64_t i = 0; i < dim; ++i) o[i] = xr[i] * inv * wt[i];
+    }
+  }, 16);
+}
+
+void CpuBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {
+  pool_.parallel_for(n, [&](int64_t b, int64_t e) {
+    if (act == Activation::SiLU) {
+      for (int64_t i = b; i < e; ++i) {
+        float g = gate[i];
+        out[i] = g / (1.f + std::exp(-g)) * up[i];
+      }
+    } else {  // GELU, tanh approximation (gelu_pytorch_tanh)
+      const float k = 0.7978845608028654f;  // sqrt(2/pi)
+      for (int64_t i = b; i < e; ++i) {
+        float g = gate[i];
+        out[i] = 0.5f * g * (1.f + std::tanh(k * (g + 0.044715f * g * g * g))) * up[i];
+      }
+    }
+  }, 4096);
+}
+
+void CpuBackend::add(float* x, const float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void CpuBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
+                          const int32_t* positions) {
+  const int64_t hd = kv.head_dim;
+  for (int64_t t = 0; t < n; ++t) {
+    if (positions[t] < 0 || positions[t] >= kv.capacity)
+      throw Error(ErrorCode::kLimit, "position " + std::to_string(positions[t]) + " beyond the KV cache of " +
+                                         std::to_string(kv.capacity) + " positions");
+    for (int h = 0; h < kv.n_kv_heads; ++h) {
+      int64_t off = ((int64_t(layer) * kv.n_kv_heads + h) * kv.capacity + positions[t]) * hd;
+      std::memcpy(kv.k + off, k + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
+      std::memcpy(kv.v + off, v + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
+    }
+  }
+}
+
+}  // namespace brisk

