@@ -110,6 +110,9 @@ class Backend {
   virtual void add(float* x, const float* y, int64_t n) = 0;
 };
 
-std::unique_ptr<Backend> make_cpu_backend(int n_threads);
+// int8_activations: decode-time matmuls against quantized weights quantize the activations
+// to int8 blocks and use integer dot products (as llama.cpp does): about twice as fast, at a
+// small cost in accuracy. Off, the backend is the exact float32 oracle.
+std::unique_ptr<Backend> make_cpu_backend(int n_threads, bool int8_activations = false);
 
 }  // namespace brisk

@@ -28,6 +28,7 @@ struct RunOptions {
   int64_t ctx = 0;
   bool ignore_eos = false;
   bool no_special = false;
+  bool exact = false;
   std::vector<std::string> stop;
   SamplingParams sampling;
   uint64_t seed = 0;
@@ -59,7 +60,7 @@ int run(RunOptions& o) {
     if (!std::filesystem::exists(o.model))
       throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", o.model);
   }
-  auto backend = make_cpu_backend(o.threads);
+  auto backend = make_cpu_backend(o.threads, !o.exact);
   LoadOptions lo;
   auto progress = std::make_shared<LoadProgress>();
   lo.progress = [progress](double f) { (*progress)(f); };
@@ -111,6 +112,7 @@ Action add_run(CLI::App& app) {
   app.add_option("--seed", o->seed, "random seed")->each([o](const std::string&) { o->seed_set = true; });
   app.add_option("--stop", o->stop, "stop string (repeatable)");
   app.add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-sequence tokens");
+  app.add_flag("--exact", o->exact, "exact float32 activations in every matmul (the CPU oracle), not int8 at decode");
   app.add_flag("--no-special", o->no_special, "treat special-token text in the prompt as plain text");
   return [o]() { return run(*o); };
 }

@@ -11,9 +11,12 @@
 
 namespace brisk {
 
-CpuBackend::CpuBackend(int n_threads) : pool_(n_threads) {}
+CpuBackend::CpuBackend(int n_threads, bool int8_activations)
+    : pool_(n_threads), int8_activations_(int8_activations) {}
 
-std::unique_ptr<Backend> make_cpu_backend(int n_threads) { return std::make_unique<CpuBackend>(n_threads); }
+std::unique_ptr<Backend> make_cpu_backend(int n_threads, bool int8_activations) {
+  return std::make_unique<CpuBackend>(n_threads, int8_activations);
+}
 
 DeviceWeight CpuBackend::upload(const WeightView& w) {
   DeviceWeight d;

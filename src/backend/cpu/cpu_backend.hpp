@@ -12,9 +12,9 @@ namespace brisk {
 
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(int n_threads);
+  CpuBackend(int n_threads, bool int8_activations);
 
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return int8_activations_ ? "cpu (int8 activations)" : "cpu"; }
   int threads() const { return pool_.size(); }
 
   DeviceWeight upload(const WeightView& w) override;
@@ -38,7 +38,10 @@ class CpuBackend final : public Backend {
   void add(float* x, const float* y, int64_t n) override;
 
  private:
+  void matmul_int8(const float* x, int64_t n, const DeviceWeight& w, float* y, const float* bias, bool accumulate);
+
   ThreadPool pool_;
+  bool int8_activations_;
 };
 
 // The inverse frequencies of a rope configuration, one per rotated pair (head_dim / 2),
