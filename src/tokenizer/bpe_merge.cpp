@@ -76,12 +76,16 @@ void merge_by_rank(std::vector<int32_t>& syms, const MergeTable& merges) {
 
 namespace {
 
+// Max score first. Equal scores: the lower merged id, then the longer left piece (the merge
+// order transformers' GGUF conversion gives Gemma's vocabulary), then the leftmost pair.
 struct ScoreItem {
   float score;
-  int32_t left, right;
-  uint32_t size;
-  bool operator<(const ScoreItem& o) const {  // max score, then min left
+  int32_t merged, left, right;
+  uint32_t size, left_len;
+  bool operator<(const ScoreItem& o) const {
     if (score != o.score) return score < o.score;
+    if (merged != o.merged) return merged > o.merged;
+    if (left_len != o.left_len) return left_len < o.left_len;
     return left > o.left;
   }
 };
@@ -104,7 +108,8 @@ std::vector<std::string_view> merge_by_score(std::string_view text, const std::v
     if (r < 0) return;
     uint32_t size = len[l] + len[r];
     float score;
-    if (score_of(text.substr(start[l], size), &score)) heap.push({score, l, r, size});
+    int32_t merged;
+    if (score_of(text.substr(start[l], size), &score, &merged)) heap.push({score, merged, l, r, size, len[l]});
   };
   for (int32_t i = 0; i + 1 < n; ++i) candidate(i);
   while (!heap.empty()) {

@@ -36,7 +36,7 @@ void merge_by_rank(std::vector<int32_t>& syms, const MergeTable& merges);
 
 // Splits `text` (already cut into symbols at `starts`, one per char) into the pieces the
 // score rule leaves; `score_of` returns false when a piece is not in the vocab.
-using ScoreFn = std::function<bool(std::string_view, float*)>;
+using ScoreFn = std::function<bool(std::string_view, float* score, int32_t* id)>;
 std::vector<std::string_view> merge_by_score(std::string_view text, const std::vector<uint32_t>& starts,
                                              const ScoreFn& score_of);
 

@@ -58,9 +58,10 @@ void VocabTokenizer::spm_symbols_by_rank(std::string_view norm, std::vector<int3
 
 void VocabTokenizer::spm_symbols_by_score(std::string_view norm, std::vector<int32_t>& out) const {
   auto starts = char_starts(norm);
-  auto score_of = [this](std::string_view piece, float* score) {
+  auto score_of = [this](std::string_view piece, float* score, int32_t* id_out) {
     int32_t id = find_token(piece);
     if (id < 0) return false;
+    *id_out = id;
     *score = size_t(id) < spec_.scores.size() ? spec_.scores[id] : 0.f;
     return true;
   };

@@ -97,11 +97,13 @@ std::unique_ptr<Tokenizer> load_tokenizer_gguf(const CheckpointIndex& ckpt) {
       spec.added.push_back({i, text, true});
     } else if (t == kUserDefined) {
       if (spec.kind == TokenizerKind::kSpm && text.find(' ') != std::string::npos) {
-        // runs of spaces: ordinary "▁▁" pieces to HF, so they go through the model
+        // Runs of spaces: ordinary "▁▁" pieces to HF (whose GGUF conversion ranks them
+        // first, as llama.cpp matches them first in raw text), so they go through the model.
         std::string s;
         for (char c : text) s += c == ' ' ? std::string("\xE2\x96\x81") : std::string(1, c);
         text = s;
         spec.types[i] = kNormal;
+        if (size_t(i) < spec.scores.size()) spec.scores[i] = 0.f;
       } else {
         spec.added.push_back({i, text, false});
       }

@@ -66,7 +66,7 @@ inline std::vector<ExpectedDecode> expected_decodes(const std::string& name, con
 }
 
 inline std::string show(const std::string& s) {
-  return show(s);
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 inline std::string ids_str(const std::vector<int32_t>& ids) {
