@@ -111,7 +111,7 @@ TEST(GgufRoundTrip, EmptyFileWithNoTensors) {
 }
 
 TEST(GgufRoundTrip, PythonGgufPackageReadsOurFile) {
-  if (std::system("python3 -c 'import gguf' >/dev/null 2>&1") != 0) GTEST_SKIP() << "python gguf not installed";
+  if (std::system("python3 -c 'import gguf' >/dev/null 2>&1") != 0) FAIL() << "python gguf not installed: run scripts/setup";
   std::string dir = scratch_dir();
   std::string path = write_full(dir);
   std::string script = dir + "/check.py";

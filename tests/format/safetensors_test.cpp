@@ -98,7 +98,7 @@ TEST(SafetensorsRoundTrip, DtypesShapesMetadata) {
 
 TEST(SafetensorsRoundTrip, PythonPackageAgrees) {
   if (std::system("python3 -c 'import safetensors.numpy' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "python safetensors not installed";
+    FAIL() << "python safetensors not installed: run scripts/setup";
   std::string dir = scratch_dir();
   write_safetensors(dir + "/ours.safetensors", sample_tensors(), {{"format", "pt"}});
   write_file(dir + "/check.py", std::string(R"PY(

