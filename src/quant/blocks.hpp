@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace brisk::quant {
 
@@ -73,5 +74,18 @@ void quantize_q8_0(const float* src, void* dst, int64_t n);
 void quantize_q4_k(const float* src, void* dst, int64_t n);
 void quantize_q5_k(const float* src, void* dst, int64_t n);
 void quantize_q6_k(const float* src, void* dst, int64_t n);
+
+// Read / write block i of a byte row; memcpy because rows need not be 2-byte aligned.
+template <typename B>
+B load_block(const void* src, int64_t i) {
+  B b;
+  std::memcpy(&b, static_cast<const uint8_t*>(src) + i * int64_t(sizeof(B)), sizeof(B));
+  return b;
+}
+
+template <typename B>
+void store_block(void* dst, int64_t i, const B& b) {
+  std::memcpy(static_cast<uint8_t*>(dst) + i * int64_t(sizeof(B)), &b, sizeof(B));
+}
 
 }  // namespace brisk::quant

@@ -16,17 +16,6 @@ namespace {
 
 constexpr float kGroupMaxEps = 1e-15f;
 
-template <typename B>
-B load_block(const void* src, int64_t i) {
-  B b;
-  std::memcpy(&b, static_cast<const uint8_t*>(src) + i * int64_t(sizeof(B)), sizeof(B));
-  return b;
-}
-
-template <typename B>
-void store_block(void* dst, int64_t i, const B& b) {
-  std::memcpy(static_cast<uint8_t*>(dst) + i * int64_t(sizeof(B)), &b, sizeof(B));
-}
 
 // Round to nearest (ties to even) by the float-magic trick ggml uses; |v| < 2^22.
 int nearest_int(float v) {

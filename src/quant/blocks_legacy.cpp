@@ -14,18 +14,6 @@
 namespace brisk::quant {
 namespace {
 
-// Read block i of a byte row; memcpy because rows need not be 2-byte aligned.
-template <typename B>
-B load_block(const void* src, int64_t i) {
-  B b;
-  std::memcpy(&b, static_cast<const uint8_t*>(src) + i * int64_t(sizeof(B)), sizeof(B));
-  return b;
-}
-
-template <typename B>
-void store_block(void* dst, int64_t i, const B& b) {
-  std::memcpy(static_cast<uint8_t*>(dst) + i * int64_t(sizeof(B)), &b, sizeof(B));
-}
 
 // Signed max-magnitude element (first one wins on ties), as the reference picks it.
 float signed_absmax(const float* x) {
