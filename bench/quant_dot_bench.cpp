@@ -1,7 +1,6 @@
 // Single-core timing of dot_row, the CPU matmul's inner loop: y[j] = dot_row(W_j, x) over a
 // 640 x 2048 weight matrix per dtype, reported as GB/s of weight bytes streamed. Not in
-// CMake; build it by hand against the quant library (see the command below). "rows GB/s" is
-// dot_rows_q8 over the whole matrix in one call.
+// CMake; build it by hand against the quant library (see the command below).
 //
 //   cmake --build build-quant --target brisk_quant -j1 &&
 //   g++ -O2 -std=c++20 -mavx2 -mfma -mf16c -Isrc bench/quant_dot_bench.cpp \
@@ -53,8 +52,8 @@ int main(int argc, char** argv) {
   for (float& v : x) v = nd(rng);
 
   std::printf("%lld x %lld, one thread; q8 = dot_row_q8 incl. quantize_activations per matvec\n"
-              "%-6s %8s %10s %8s %12s %8s %7s %10s\n", (long long)rows, (long long)cols, "type", "MB",
-              "us/matvec", "GB/s", "q8 us/matvec", "q8 GB/s", "speedup", "rows GB/s");
+              "%-6s %8s %10s %8s %12s %8s %7s\n", (long long)rows, (long long)cols, "type", "MB",
+              "us/matvec", "GB/s", "q8 us/matvec", "q8 GB/s", "speedup");
   for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_0,
                   DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
     const uint64_t row_bytes = *dtype_bytes(t, uint64_t(cols));
@@ -68,18 +67,12 @@ int main(int argc, char** argv) {
       quantize_activations(x.data(), cols, &xq);
       for (int64_t r = 0; r < rows; ++r) y[size_t(r)] = dot_row_q8(t, w.data() + r * row_bytes, xq);
     };
-    auto matvec_rows = [&] {
-      quantize_activations(x.data(), cols, &xq);
-      dot_rows_q8(t, w.data(), row_bytes, rows, xq, y.data());
-    };
     const double per = time_best(matvec, seconds);
     const double per_q8 = dot_row_q8_supported(t) ? time_best(matvec_q8, seconds) : 0;
-    const double per_rows = dot_row_q8_supported(t) ? time_best(matvec_rows, seconds) : 0;
     std::printf("%-6s %8.2f %10.1f %8.2f", dtype_name(t), double(w.size()) / 1e6, per * 1e6,
                 double(w.size()) / per / 1e9);
     if (per_q8 > 0)
-      std::printf(" %12.1f %8.2f %6.2fx %10.2f", per_q8 * 1e6, double(w.size()) / per_q8 / 1e9, per / per_q8,
-                  double(w.size()) / per_rows / 1e9);
+      std::printf(" %12.1f %8.2f %6.2fx", per_q8 * 1e6, double(w.size()) / per_q8 / 1e9, per / per_q8);
     std::printf("\n");
   }
   return 0;

@@ -26,8 +26,6 @@ float dot_row_q8_scalar(DType type, const void* w_row, const QuantizedActivation
 #if defined(__AVX2__) && defined(__FMA__)
 float dot_row_avx2(DType type, const void* w_row, const float* x, int64_t n);
 float dot_row_q8_avx2(DType type, const void* w_row, const QuantizedActivations& x);
-void dot_rows_q8_avx2(DType type, const void* w_rows, uint64_t row_bytes, int64_t n_rows,
-                      const QuantizedActivations& x, float* out);
 #endif
 
 }  // namespace brisk::quant

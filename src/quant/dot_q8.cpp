@@ -170,33 +170,16 @@ bool dot_row_q8_supported(DType type) {
   }
 }
 
-namespace {
-void check_q8(DType type, const QuantizedActivations& x) {
+float dot_row_q8(DType type, const void* w_row, const QuantizedActivations& x) {
   if (!dot_row_q8_supported(type))
     throw Error(ErrorCode::kInvalidArgument, std::string("dot_row_q8: no int8 path for ") + dtype_name(type));
   if (x.n % dtype_traits(type).block_elems != 0)
     throw Error(ErrorCode::kInvalidArgument, "dot_row_q8: row length " + std::to_string(x.n) +
                                                  " is not a whole number of " + dtype_name(type) + " blocks");
-}
-}  // namespace
-
-float dot_row_q8(DType type, const void* w_row, const QuantizedActivations& x) {
-  check_q8(type, x);
 #if defined(__AVX2__) && defined(__FMA__)
   return quant::dot_row_q8_avx2(type, w_row, x);
 #else
   return quant::dot_row_q8_scalar(type, w_row, x);
-#endif
-}
-
-void dot_rows_q8(DType type, const void* w_rows, uint64_t row_bytes, int64_t n_rows,
-                 const QuantizedActivations& x, float* out) {
-  check_q8(type, x);
-#if defined(__AVX2__) && defined(__FMA__)
-  quant::dot_rows_q8_avx2(type, w_rows, row_bytes, n_rows, x, out);
-#else
-  const auto* w = static_cast<const uint8_t*>(w_rows);
-  for (int64_t r = 0; r < n_rows; ++r) out[r] = quant::dot_row_q8_scalar(type, w + r * row_bytes, x);
 #endif
 }
 

@@ -59,29 +59,19 @@ struct Acc {
 };
 
 // Legacy formats: chunk = block. Pairs of blocks keep the parity a compile-time constant.
-// R rows (row_bytes apart) run in lockstep: they share the activation loads and give R
-// independent FMA chains; each row's order is that of one row alone.
-template <int R, int kBlockBytes, typename Lanes>
-void legacy(const uint8_t* w, uint64_t row_bytes, const QuantizedActivations& x, Lanes lanes, float* out) {
-  Acc acc[R];
+template <int kBlockBytes, typename Lanes>
+float legacy(const uint8_t* w, const QuantizedActivations& x, Lanes lanes) {
+  Acc acc;
   const int64_t nc = x.n / 32;
   const int8_t* xq = x.q.data();
   const float* xd = x.d.data();
   int64_t c = 0;
   for (; c + 2 <= nc; c += 2, w += 2 * kBlockBytes) {
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-      const uint8_t* b = w + r * row_bytes;
-      acc[r].template add<0>(half_at(b) * xd[c], lanes(b, xq + 32 * c));
-      acc[r].template add<1>(half_at(b + kBlockBytes) * xd[c + 1], lanes(b + kBlockBytes, xq + 32 * c + 32));
-    }
+    acc.add<0>(half_at(w) * xd[c], lanes(w, xq + 32 * c));
+    acc.add<1>(half_at(w + kBlockBytes) * xd[c + 1], lanes(w + kBlockBytes, xq + 32 * c + 32));
   }
-  if (c < nc) {
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) acc[r].template add<0>(half_at(w + r * row_bytes) * xd[c], lanes(w + r * row_bytes, xq + 32 * c));
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) out[r] = acc[r].sum();
+  if (c < nc) acc.add<0>(half_at(w) * xd[c], lanes(w, xq + 32 * c));
+  return acc.sum();
 }
 
 // 16 bytes of nibbles as 32 bytes in element order: low nibbles, then high nibbles.
@@ -100,33 +90,30 @@ inline __m256i bits_to_bytes(uint32_t qh) {
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
 }
 
-template <int R>
-void q8_0(const uint8_t* w, uint64_t row_bytes, const QuantizedActivations& x, float* out) {
+float q8_0(const uint8_t* w, const QuantizedActivations& x) {
   const __m256i ones = _mm256_set1_epi16(1);
-  legacy<R, 34>(w, row_bytes, x, [ones](const uint8_t* b, const int8_t* xq) {
+  return legacy<34>(w, x, [ones](const uint8_t* b, const int8_t* xq) {
     return lanes_signed(load256(b + 2), load256(xq), ones);
-  }, out);
+  });
 }
 
-template <int R>
-void q4_0(const uint8_t* w, uint64_t row_bytes, const QuantizedActivations& x, float* out) {
+float q4_0(const uint8_t* w, const QuantizedActivations& x) {
   const __m256i ones = _mm256_set1_epi16(1);
-  legacy<R, 18>(w, row_bytes, x, [ones](const uint8_t* b, const int8_t* xq) {
+  return legacy<18>(w, x, [ones](const uint8_t* b, const int8_t* xq) {
     const __m256i q = _mm256_sub_epi8(nibbles_in_order(b + 2), _mm256_set1_epi8(8));
     return lanes_signed(q, load256(xq), ones);
-  }, out);
+  });
 }
 
-template <int R>
-void q5_0(const uint8_t* w, uint64_t row_bytes, const QuantizedActivations& x, float* out) {
+float q5_0(const uint8_t* w, const QuantizedActivations& x) {
   const __m256i ones = _mm256_set1_epi16(1);
-  legacy<R, 22>(w, row_bytes, x, [ones](const uint8_t* b, const int8_t* xq) {
+  return legacy<22>(w, x, [ones](const uint8_t* b, const int8_t* xq) {
     uint32_t qh;
     std::memcpy(&qh, b + 2, 4);
     const __m256i hi = _mm256_and_si256(bits_to_bytes(qh), _mm256_set1_epi8(0x10));
     const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles_in_order(b + 6), hi), _mm256_set1_epi8(16));
     return lanes_signed(q, load256(xq), ones);
-  }, out);
+  });
 }
 
 // Q4_K and Q5_K: chunk 8b + s is sub-block s; even sub-blocks (low nibbles) land in
@@ -198,41 +185,19 @@ float q6_k(const uint8_t* w, const QuantizedActivations& x) {
   return acc.sum();
 }
 
-// Rows in groups of four (legacy formats), then one at a time.
-template <void (*K4)(const uint8_t*, uint64_t, const QuantizedActivations&, float*),
-          void (*K1)(const uint8_t*, uint64_t, const QuantizedActivations&, float*)>
-void grouped(const uint8_t* w, uint64_t row_bytes, int64_t n_rows, const QuantizedActivations& x, float* out) {
-  int64_t r = 0;
-  for (; r + 4 <= n_rows; r += 4) K4(w + r * row_bytes, row_bytes, x, out + r);
-  for (; r < n_rows; ++r) K1(w + r * row_bytes, row_bytes, x, out + r);
-}
-
-template <float (*K)(const uint8_t*, const QuantizedActivations&)>
-void each(const uint8_t* w, uint64_t row_bytes, int64_t n_rows, const QuantizedActivations& x, float* out) {
-  for (int64_t r = 0; r < n_rows; ++r) out[r] = K(w + r * row_bytes, x);
-}
-
 }  // namespace
 
-void dot_rows_q8_avx2(DType type, const void* w_rows, uint64_t row_bytes, int64_t n_rows,
-                      const QuantizedActivations& x, float* out) {
-  const auto* w = static_cast<const uint8_t*>(w_rows);
-  switch (type) {
-    case DType::Q8_0: return grouped<q8_0<4>, q8_0<1>>(w, row_bytes, n_rows, x, out);
-    case DType::Q4_0: return grouped<q4_0<4>, q4_0<1>>(w, row_bytes, n_rows, x, out);
-    case DType::Q5_0: return grouped<q5_0<4>, q5_0<1>>(w, row_bytes, n_rows, x, out);
-    case DType::Q4_K: return each<qk45<false>>(w, row_bytes, n_rows, x, out);
-    case DType::Q5_K: return each<qk45<true>>(w, row_bytes, n_rows, x, out);
-    case DType::Q6_K: return each<q6_k>(w, row_bytes, n_rows, x, out);
-    default:
-      for (int64_t r = 0; r < n_rows; ++r) out[r] = dot_row_q8_scalar(type, w + r * row_bytes, x);
-  }
-}
-
 float dot_row_q8_avx2(DType type, const void* w_row, const QuantizedActivations& x) {
-  float out;
-  dot_rows_q8_avx2(type, w_row, 0, 1, x, &out);
-  return out;
+  const auto* w = static_cast<const uint8_t*>(w_row);
+  switch (type) {
+    case DType::Q8_0: return q8_0(w, x);
+    case DType::Q4_0: return q4_0(w, x);
+    case DType::Q5_0: return q5_0(w, x);
+    case DType::Q4_K: return qk45<false>(w, x);
+    case DType::Q5_K: return qk45<true>(w, x);
+    case DType::Q6_K: return q6_k(w, x);
+    default: return dot_row_q8_scalar(type, w_row, x);
+  }
 }
 
 }  // namespace brisk::quant

@@ -40,9 +40,4 @@ bool dot_row_q8_supported(DType type);
 // sum_i w[i] * x[i] with x given quantized; x.n is the row length.
 float dot_row_q8(DType type, const void* w_row, const QuantizedActivations& x);
 
-// out[r] = dot_row_q8(type, w_rows + r * row_bytes, x) for r < n_rows, the same bits; faster
-// (one dispatch, and the legacy formats run four rows at once sharing the activation loads).
-void dot_rows_q8(DType type, const void* w_rows, uint64_t row_bytes, int64_t n_rows,
-                 const QuantizedActivations& x, float* out);
-
 }  // namespace brisk

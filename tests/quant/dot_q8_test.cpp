@@ -84,29 +84,6 @@ TEST(DotQ8, KernelsMatchTheScalarDefinitionBitForBit) {
   }
 }
 
-// dot_rows_q8 over a matrix: every row's bits are dot_row_q8's, whatever the row count (the
-// legacy kernels run rows in groups of four, the rest one by one).
-TEST(DotQ8, RowsGiveEachRowsBits) {
-  for (DType t : kTypes) {
-    const int64_t n = dtype_traits(t).block_elems == 256 ? 512 : 96;
-    const uint64_t row_bytes = *dtype_bytes(t, uint64_t(n));
-    const int64_t max_rows = 11;
-    std::vector<uint8_t> w = quantized(t, gaussian(size_t(n * max_rows), 40));
-    QuantizedActivations xq;
-    const auto x = gaussian(size_t(n), 41);
-    quantize_activations(x.data(), n, &xq);
-    for (int64_t rows = 0; rows <= max_rows; ++rows) {
-      std::vector<float> out(size_t(rows) + 1, -7.0f);
-      dot_rows_q8(t, w.data(), row_bytes, rows, xq, out.data());
-      for (int64_t r = 0; r < rows; ++r) {
-        const float want = dot_row_q8(t, w.data() + r * row_bytes, xq);
-        EXPECT_EQ(std::memcmp(&out[size_t(r)], &want, 4), 0) << dtype_name(t) << " rows=" << rows << " r=" << r;
-      }
-      EXPECT_EQ(out[size_t(rows)], -7.0f);  // nothing written past n_rows
-    }
-  }
-}
-
 // |dot_row_q8 - sum w_i x_i| <= sum_i |w_i| d_x(i) / 2 (x rounded to its 8-bit grid)
 //                              + 1e-5 * sum |w_i x_i| (float32 accumulation).
 TEST(DotQ8, WithinTheActivationRoundingOfTheExactDot) {

@@ -3,7 +3,6 @@
 // with every token. dot_row decodes to exactly dequantize_row's floats and sums in one fixed
 // order (quant/dot.hpp), so both paths give the same bits: a token's result is identical
 // whether it runs alone or in a batch.
-#include <algorithm>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -15,29 +14,19 @@ namespace brisk {
 // From this many tokens on, dequantizing a row once beats decoding its blocks per token.
 constexpr int64_t kDequantizeFromTokens = 4;
 
-// Rows per dot_rows_q8 call: small enough that a tile's weights stay in L2 for the next token.
-constexpr int64_t kInt8RowTile = 64;
-
 void CpuBackend::matmul_int8(const float* x, int64_t n, const DeviceWeight& w, float* y, const float* b,
                              bool accumulate) {
   const int64_t rows = w.rows, cols = w.cols;
-  // Reused: no allocation per matvec. The workers see this thread's copy through `qx`.
-  thread_local std::vector<QuantizedActivations> qx_storage;
-  std::vector<QuantizedActivations>& qx = qx_storage;
-  if (int64_t(qx.size()) < n) qx.resize(size_t(n));
+  std::vector<QuantizedActivations> qx(static_cast<size_t>(n));
   for (int64_t t = 0; t < n; ++t) quantize_activations(x + t * cols, cols, &qx[size_t(t)]);
   pool_.parallel_for(rows, [&](int64_t r0, int64_t r1) {
-    float s[kInt8RowTile];
-    for (int64_t q0 = r0; q0 < r1; q0 += kInt8RowTile) {
-      const int64_t m = std::min(kInt8RowTile, r1 - q0);
-      const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(q0) * w.row_bytes;
+    for (int64_t r = r0; r < r1; ++r) {
+      const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
       for (int64_t t = 0; t < n; ++t) {
-        dot_rows_q8(w.dtype, raw, w.row_bytes, m, qx[size_t(t)], s);
-        float* out = y + t * rows + q0;
-        for (int64_t i = 0; i < m; ++i) {
-          const float v = b ? s[i] + b[q0 + i] : s[i];
-          out[i] = accumulate ? out[i] + v : v;
-        }
+        float s = dot_row_q8(w.dtype, raw, qx[size_t(t)]);
+        if (b) s += b[r];
+        float& out = y[t * rows + r];
+        out = accumulate ? out + s : s;
       }
     }
   }, 8);
