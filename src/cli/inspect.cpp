@@ -9,12 +9,6 @@ namespace brisk::cli {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -68,7 +62,7 @@ Action add_inspect(CLI::App& app) {
     std::printf("\n%-48s %-6s %-20s %s\n", "tensor", "dtype", "shape", "size");
     for (const auto& t : ckpt->tensors) {
       total += t.nbytes;
-      std::printf("%-48s %-6s %-20s %s\n", t.name.c_str(), dtype_name(t.dtype), shape_str(t.shape).c_str(),
+      std::printf("%-48s %-6s %-20s %s\n", t.name.c_str(), dtype_name(t.dtype), shape_string(t.shape).c_str(),
                   human_bytes(double(t.nbytes)).c_str());
     }
     std::printf("\n%zu tensors, %s\n", ckpt->tensors.size(), human_bytes(double(total)).c_str());

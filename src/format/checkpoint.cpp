@@ -124,4 +124,10 @@ std::unique_ptr<CheckpointIndex> open_checkpoint(const std::string& path) {
               path);
 }
 
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 }  // namespace brisk

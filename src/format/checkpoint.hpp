@@ -79,6 +79,9 @@ class CheckpointIndex {
   mutable std::map<std::string, size_t> by_name_;
 };
 
+// "[262144, 640]", for messages and listings.
+std::string shape_string(const std::vector<int64_t>& shape);
+
 // A GGUF file, a safetensors file, or a Hugging Face directory (config.json + model.safetensors
 // or model.safetensors.index.json shards). Throws brisk::Error naming the file and offset.
 std::unique_ptr<CheckpointIndex> open_checkpoint(const std::string& path);

@@ -46,7 +46,7 @@ class Mapper {
     }
     if (t->shape.size() != 2 || t->shape[0] != rows || t->shape[1] != cols)
       throw Error(ErrorCode::kFormat,
-                  "tensor has shape " + shape_str(t->shape) + ", expected [" + std::to_string(rows) + ", " +
+                  "tensor has shape " + shape_string(t->shape) + ", expected [" + std::to_string(rows) + ", " +
                       std::to_string(cols) + "]",
                   t->name);
     if (!dtype_bytes(t->dtype, uint64_t(cols)))
@@ -75,12 +75,6 @@ class Mapper {
   std::string name(const RoleNames& r, int layer) const { return with_layer(gguf_ ? r.gguf : r.hf, layer); }
 
  private:
-  static std::string shape_str(const std::vector<int64_t>& s) {
-    std::string out = "[";
-    for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-    return out + "]";
-  }
-
   const CheckpointIndex& c_;
   const HParams& hp_;
   WeightSet& ws_;

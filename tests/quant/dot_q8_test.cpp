@@ -3,6 +3,8 @@
 // dot, and the activation quantizer is Q8_0's reference quantizer with a float32 scale.
 #include <gtest/gtest.h>
 
+#include "quant/quant_test_util.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -17,20 +19,6 @@ namespace brisk {
 namespace {
 
 const DType kTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
-
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = nd(rng);
-  return v;
-}
-
-std::vector<uint8_t> quantized(DType type, const std::vector<float>& x) {
-  std::vector<uint8_t> q(*dtype_bytes(type, x.size()));
-  quantize_row(type, x.data(), q.data(), int64_t(x.size()));
-  return q;
-}
 
 std::vector<int64_t> lengths(DType t) {
   if (dtype_traits(t).block_elems == 256) return {256, 512, 2816};

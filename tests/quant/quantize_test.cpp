@@ -4,6 +4,8 @@
 // matches a double-precision reference and its own documented reduction order exactly.
 #include <gtest/gtest.h>
 
+#include "quant/quant_test_util.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -93,20 +95,6 @@ TEST(QuantFixtures, QuantizeIsBitExactWithGguf) {
     }
   }
   EXPECT_EQ(checked, 5 * 4);
-}
-
-std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, sigma);
-  std::vector<float> v(n);
-  for (float& x : v) x = nd(rng);
-  return v;
-}
-
-std::vector<uint8_t> quantized(DType type, const std::vector<float>& x) {
-  std::vector<uint8_t> q(*dtype_bytes(type, x.size()));
-  quantize_row(type, x.data(), q.data(), int64_t(x.size()));
-  return q;
 }
 
 std::vector<float> dequantized(DType type, const std::vector<uint8_t>& q, size_t n) {

@@ -14,6 +14,12 @@ namespace brisk {
 // From this many tokens on, dequantizing a row once beats decoding its blocks per token.
 constexpr int64_t kDequantizeFromTokens = 4;
 
+// The epilogue every path shares: optional bias, then overwrite or accumulate (residual).
+inline void store(float& out, float dot, const float* bias, int64_t row, bool accumulate) {
+  if (bias) dot += bias[row];
+  out = accumulate ? out + dot : dot;
+}
+
 void CpuBackend::matmul_int8(const float* x, int64_t n, const DeviceWeight& w, float* y, const float* b,
                              bool accumulate) {
   const int64_t rows = w.rows, cols = w.cols;
@@ -23,10 +29,7 @@ void CpuBackend::matmul_int8(const float* x, int64_t n, const DeviceWeight& w, f
     for (int64_t r = r0; r < r1; ++r) {
       const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
       for (int64_t t = 0; t < n; ++t) {
-        float s = dot_row_q8(w.dtype, raw, qx[size_t(t)]);
-        if (b) s += b[r];
-        float& out = y[t * rows + r];
-        out = accumulate ? out + s : s;
+        store(y[t * rows + r], dot_row_q8(w.dtype, raw, qx[size_t(t)]), b, r, accumulate);
       }
     }
   }, 8);
@@ -49,10 +52,7 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
       const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
       if (n < kDequantizeFromTokens) {
         for (int64_t t = 0; t < n; ++t) {
-          float s = dot_row(w.dtype, raw, x + t * cols, cols);
-          if (b) s += b[r];
-          float& out = y[t * rows + r];
-          out = accumulate ? out + s : s;
+          store(y[t * rows + r], dot_row(w.dtype, raw, x + t * cols, cols), b, r, accumulate);
         }
         continue;
       }
@@ -62,10 +62,7 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
         row = scratch.data();
       }
       for (int64_t t = 0; t < n; ++t) {
-        float s = dot_row(DType::F32, row, x + t * cols, cols);
-        if (b) s += b[r];
-        float& out = y[t * rows + r];
-        out = accumulate ? out + s : s;
+        store(y[t * rows + r], dot_row(DType::F32, row, x + t * cols, cols), b, r, accumulate);
       }
     }
   }, 8);
