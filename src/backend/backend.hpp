@@ -30,6 +30,7 @@ struct DeviceWeight {
   int64_t cols = 0;
   uint64_t row_bytes = 0;
   const void* data = nullptr;
+  const void* aux = nullptr;  // backend-private companion data (e.g. scales of a repacked layout)
   bool present() const { return data != nullptr; }
 };
 
@@ -60,16 +61,43 @@ struct AttentionConfig {
   int head_dim = 0;
   float scale = 1.f;  // applied to q.k
   int window = 0;     // sliding window: a query at p sees keys in (p - window, p]; 0 = unbounded
+  bool single_seq = false;  // every query of the call belongs to one sequence (a prefill chunk)
 };
 
-// Keys and values of one sequence, all layers: [layer][kv_head][position][head_dim], float32.
+// Keys and values of n_seqs sequences, all layers, in backend memory:
+// [layer][seq][kv_head][position][head_dim], float32. A token of a step names its sequence
+// by a slot index (see StepInputs), so a batch may mix sequences.
 struct KvCache {
   int n_layers = 0;
   int n_kv_heads = 0;
   int head_dim = 0;
-  int64_t capacity = 0;  // positions
+  int64_t capacity = 0;  // positions per sequence
+  int n_seqs = 1;
   float* k = nullptr;
   float* v = nullptr;
+  int64_t seq_stride() const { return int64_t(n_kv_heads) * capacity * head_dim; }
+  int64_t layer_stride() const { return seq_stride() * n_seqs; }
+};
+
+// Sampling settings of one row of logits, as the backend's sample op reads them (backend
+// memory, so a captured decode step can be replayed with new values). The draw is
+// counter-based: uniform(seed, step), so a run is reproducible on any backend.
+struct RowSampling {
+  float temperature = 0.f;  // 0: greedy (argmax, lowest id on ties)
+  float top_p = 1.f;        // 1: off
+  float min_p = 0.f;        // 0: off
+  int32_t top_k = 0;        // <= 0: off
+  uint64_t seed = 0;
+  uint64_t step = 0;        // the row's token index; advances the generator
+};
+
+// The integer inputs of a forward step, in backend memory (a host copy is made by the
+// Transformer after checking them): token ids, positions, and each token's KV sequence slot.
+struct StepInputs {
+  int32_t* tokens = nullptr;
+  int32_t* positions = nullptr;
+  int32_t* seqs = nullptr;
+  bool single_seq = false;  // all tokens of one sequence (prefill), not one token each of many
 };
 
 class Backend {
@@ -81,15 +109,26 @@ class Backend {
   // view's data must outlive the backend's use of it.
   virtual DeviceWeight upload(const WeightView& w) = 0;
 
-  virtual float* alloc(int64_t n_floats) = 0;
-  virtual void release(float* p) = 0;
-  virtual void to_host(const float* src, float* host_dst, int64_t n) = 0;
-  virtual void from_host(const float* host_src, float* dst, int64_t n) = 0;
+  // Raw backend memory (activations, step inputs); copies between it and the host.
+  virtual void* alloc_bytes(uint64_t bytes) = 0;
+  virtual void release_bytes(void* p) = 0;
+  virtual void copy_to_host(const void* src, void* host_dst, uint64_t bytes) = 0;
+  virtual void copy_from_host(const void* host_src, void* dst, uint64_t bytes) = 0;
+  // Waits for all queued work (a no-op where work is synchronous).
+  virtual void synchronize() {}
 
-  virtual KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity) = 0;
-  virtual void release_kv(KvCache& kv) = 0;
+  float* alloc(int64_t n_floats) { return static_cast<float*>(alloc_bytes(uint64_t(n_floats) * 4)); }
+  void release(float* p) { release_bytes(p); }
+  void to_host(const float* src, float* host_dst, int64_t n) { copy_to_host(src, host_dst, uint64_t(n) * 4); }
+  void from_host(const float* host_src, float* dst, int64_t n) { copy_from_host(host_src, dst, uint64_t(n) * 4); }
 
-  // out[t] = table[ids[t]] * scale, dequantized. ids are host memory, checked against rows.
+  KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs = 1);
+  void release_kv(KvCache& kv);
+
+  // ids, positions and seqs below are backend memory, already checked by the caller
+  // (ids < table.rows, positions < kv.capacity, seqs < kv.n_seqs); seqs null means slot 0.
+
+  // out[t] = table[ids[t]] * scale, dequantized.
   virtual void embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) = 0;
   // out[r] = x[r] / rms(x[r]) * w, over `rows` rows of w.cols elements (w is an F32 vector).
   virtual void rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) = 0;
@@ -99,16 +138,38 @@ class Backend {
   // Rotate each of n_heads heads of each of n tokens in place by its token's position.
   virtual void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) = 0;
   virtual void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
-                        const int32_t* positions) = 0;
-  // Causal attention of n queries (at `positions`) over the layer's cache. q and out are
-  // [n, n_heads * head_dim]; every key at a position <= the query's must already be written.
-  virtual void attention(const float* q, const KvCache& kv, int layer, int64_t n,
-                         const int32_t* positions, const AttentionConfig& cfg, float* out) = 0;
+                        const int32_t* positions, const int32_t* seqs) = 0;
+  // Causal attention of n queries (at `positions`, of sequences `seqs`) over the layer's cache.
+  // q and out are [n, n_heads * head_dim]; every key of the query's sequence at a position <=
+  // the query's must already be written.
+  virtual void attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                         const int32_t* seqs, const AttentionConfig& cfg, float* out) = 0;
   // out = act(gate) * up, elementwise over n values.
   virtual void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) = 0;
   // x += y over n values.
   virtual void add(float* x, const float* y, int64_t n) = 0;
+  // ids[r] = a token drawn from logits row r (rows x vocab) under params[r] (see RowSampling).
+  virtual void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
+                      int32_t* ids) = 0;
+
+  // Step capture: a backend that can record the ops of a step and replay them (CUDA graphs).
+  // Between begin and end nothing may allocate or copy to or from the host.
+  virtual bool can_capture() const { return false; }
+  virtual void begin_capture() {}
+  virtual int end_capture() { return -1; }  // a handle for replay
+  virtual void replay(int graph) {}
+
+  // Diagnostics for benchmarks: backend memory, and the device's own ceilings measured now
+  // (bytes/s of a large device copy counting read + write; FLOP/s of a large bf16 GEMM).
+  virtual uint64_t memory_in_use() const { return 0; }
+  virtual uint64_t memory_peak() const { return 0; }
+  virtual double measure_bandwidth() { return 0; }
+  virtual double measure_matmul_rate() { return 0; }
 };
+
+// The inverse frequencies of a rope configuration, one per rotated pair (head_dim / 2),
+// with Llama 3 scaling applied. Shared so every backend rotates by the same angles.
+void rope_inverse_frequencies(const RopeConfig& cfg, float* inv_freq);
 
 // int8_activations: decode-time matmuls against quantized weights quantize the activations
 // to int8 blocks and use integer dot products (as llama.cpp does): about twice as fast, at a

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   };
   add("run", "generate text from a prompt", brisk::cli::add_run);
   add("inspect", "show a checkpoint's architecture, hyperparameters and tensors", brisk::cli::add_inspect);
+  add("bench", "measure prefill and decode speed against the device's limits", brisk::cli::add_bench);
   add("gen-model", "write a deterministic synthetic checkpoint with random weights", brisk::cli::add_gen_model);
   try {
     app.parse(argc, argv);

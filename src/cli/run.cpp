@@ -8,6 +8,8 @@
 #include "backend/backend.hpp"
 #include "base/error.hpp"
 #include "cli/verbs.hpp"
+#include "cli/load_progress.hpp"
+#include "engine/device.hpp"
 #include "engine/generator.hpp"
 
 namespace brisk::cli {
@@ -29,29 +31,11 @@ struct RunOptions {
   bool ignore_eos = false;
   bool no_special = false;
   bool exact = false;
+  std::string device = "auto";
   std::vector<std::string> stop;
   SamplingParams sampling;
   uint64_t seed = 0;
   bool seed_set = false;
-};
-
-// A progress bar on stderr, shown only once loading has taken more than a moment.
-class LoadProgress {
- public:
-  void operator()(double fraction) {
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (elapsed < 0.3 && !shown_) return;
-    shown_ = true;
-    int width = 30, filled = int(fraction * width);
-    std::fprintf(stderr, "\rloading [%.*s%*s] %3d%%", filled, "##############################", width - filled, "",
-                 int(fraction * 100));
-    if (fraction >= 1.0) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-  }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  bool shown_ = false;
 };
 
 int run(RunOptions& o) {
@@ -60,7 +44,9 @@ int run(RunOptions& o) {
     if (!std::filesystem::exists(o.model))
       throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", o.model);
   }
-  auto backend = make_cpu_backend(o.threads, !o.exact);
+  std::string note;
+  auto backend = make_backend(DeviceOptions{o.device, o.threads, o.exact}, &note);
+  if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
   LoadOptions lo;
   auto progress = std::make_shared<LoadProgress>();
   lo.progress = [progress](double f) { (*progress)(f); };
@@ -112,7 +98,8 @@ Action add_run(CLI::App& app) {
   app.add_option("--seed", o->seed, "random seed")->each([o](const std::string&) { o->seed_set = true; });
   app.add_option("--stop", o->stop, "stop string (repeatable)");
   app.add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-sequence tokens");
-  app.add_flag("--exact", o->exact, "exact float32 activations in every matmul (the CPU oracle), not int8 at decode");
+  app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto (the GPU when one works)")->capture_default_str();
+  app.add_flag("--exact", o->exact, "float32 everywhere: CPU without int8 activations, GPU without bf16 GEMMs (the oracle)");
   app.add_flag("--no-special", o->no_special, "treat special-token text in the prompt as plain text");
   return [o]() { return run(*o); };
 }

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/model_runner.hpp"
 #include "engine/sampler.hpp"
 #include "model/model.hpp"
 
@@ -49,12 +51,14 @@ class Session {
 
  private:
   void prefill(const std::vector<int32_t>& prompt, float* last_logits, std::vector<float>* all);
+  void check_prompt(const std::vector<int32_t>& prompt) const;
 
   static constexpr int64_t kPrefillChunk = 512;  // prompt tokens per forward pass; bounds scratch memory
 
   Model& model_;
   int64_t ctx_;
   KvCache kv_;
+  std::unique_ptr<ModelRunner> runner_;  // decode steps on backends that capture them
 };
 
 }  // namespace brisk

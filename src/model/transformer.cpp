@@ -10,7 +10,8 @@ Transformer::Transformer(const HParams& hp, WeightSet& ws, Backend& backend) : h
   auto up = [&](const WeightView& w) { return w.data ? backend_.upload(w) : DeviceWeight{}; };
   tok_embd_ = up(ws.tok_embd);
   output_norm_ = up(ws.output_norm);
-  output_ = up(ws.output);
+  // A tied head is the embedding table itself: one resident copy.
+  output_ = ws.output.data == ws.tok_embd.data ? tok_embd_ : up(ws.output);
   for (const auto& l : ws.layers) {
     DeviceLayer d;
     d.attn_norm = up(l.attn_norm);
@@ -40,18 +41,53 @@ Transformer::Transformer(const HParams& hp, WeightSet& ws, Backend& backend) : h
 Transformer::~Transformer() {
   for (float* p : {x_, h_, q_, k_, v_, att_, o_, gate_, up_, logits_})
     if (p) backend_.release(p);
+  if (step_.tokens) backend_.release_bytes(step_.tokens);
+  for (void* p : retired_) backend_.release_bytes(p);
 }
 
-KvCache Transformer::new_kv_cache(int64_t capacity) {
-  return backend_.alloc_kv(hp_.n_layers, hp_.n_kv_heads, hp_.head_dim, capacity);
+uint64_t Transformer::matmul_weight_bytes() const {
+  auto b = [](const DeviceWeight& w) { return w.present() ? uint64_t(w.rows) * w.row_bytes : 0; };
+  uint64_t total = b(output_.present() ? output_ : tok_embd_);
+  for (const auto& l : layers_) total += b(l.wq) + b(l.wk) + b(l.wv) + b(l.wo) + b(l.w_gate) + b(l.w_up) + b(l.w_down);
+  return total;
+}
+
+uint64_t Transformer::layer_matmul_params() const {
+  auto p = [](const DeviceWeight& w) { return w.present() ? uint64_t(w.rows) * uint64_t(w.cols) : 0; };
+  uint64_t total = 0;
+  for (const auto& l : layers_) total += p(l.wq) + p(l.wk) + p(l.wv) + p(l.wo) + p(l.w_gate) + p(l.w_up) + p(l.w_down);
+  return total;
+}
+
+KvCache Transformer::new_kv_cache(int64_t capacity, int n_seqs) {
+  return backend_.alloc_kv(hp_.n_layers, hp_.n_kv_heads, hp_.head_dim, capacity, n_seqs);
+}
+
+void Transformer::check_inputs(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, int64_t n,
+                               const KvCache& kv) const {
+  for (int64_t t = 0; t < n; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= hp_.vocab)
+      throw Error(ErrorCode::kInvalidArgument,
+                  "token id " + std::to_string(tokens[t]) + " outside the vocabulary of " + std::to_string(hp_.vocab));
+    if (positions[t] < 0 || positions[t] >= kv.capacity)
+      throw Error(ErrorCode::kLimit, "position " + std::to_string(positions[t]) + " beyond the KV cache of " +
+                                         std::to_string(kv.capacity) + " positions");
+    if (seqs && (seqs[t] < 0 || seqs[t] >= kv.n_seqs))
+      throw Error(ErrorCode::kInternal, "sequence slot " + std::to_string(seqs[t]) + " outside the KV cache");
+  }
 }
 
 void Transformer::free_kv_cache(KvCache& kv) { backend_.release_kv(kv); }
 
 void Transformer::ensure_scratch(int64_t n) {
   if (n <= scratch_n_) return;
-  for (float** p : {&x_, &h_, &q_, &k_, &v_, &att_, &o_, &gate_, &up_, &logits_})
-    if (*p) backend_.release(*p), *p = nullptr;
+  // A captured step may still point at the old buffers: keep them until the end then.
+  const bool keep = backend_.can_capture();
+  for (float** p : {&x_, &h_, &q_, &k_, &v_, &att_, &o_, &gate_, &up_, &logits_}) {
+    if (*p && keep) retired_.push_back(*p);
+    else if (*p) backend_.release(*p);
+    *p = nullptr;
+  }
   const int64_t qd = int64_t(hp_.n_heads) * hp_.head_dim, kvd = int64_t(hp_.n_kv_heads) * hp_.head_dim;
   x_ = backend_.alloc(n * hp_.hidden);
   h_ = backend_.alloc(n * hp_.hidden);
@@ -63,17 +99,32 @@ void Transformer::ensure_scratch(int64_t n) {
   gate_ = backend_.alloc(n * hp_.ffn);
   up_ = backend_.alloc(n * hp_.ffn);
   logits_ = backend_.alloc(n * hp_.vocab);
+  if (step_.tokens) {
+    if (keep) retired_.push_back(step_.tokens);
+    else backend_.release_bytes(step_.tokens);
+  }
+  step_.tokens = static_cast<int32_t*>(backend_.alloc_bytes(uint64_t(n) * 8));
+  step_.positions = step_.tokens + n;
   scratch_n_ = n;
 }
 
 void Transformer::forward(const int32_t* tokens, const int32_t* positions, int64_t n, KvCache& kv, float* logits,
                           bool all_logits) {
   if (n <= 0) throw Error(ErrorCode::kInvalidArgument, "forward pass over zero tokens");
+  check_inputs(tokens, positions, nullptr, n, kv);
+  ensure_scratch(n);
+  backend_.copy_from_host(tokens, step_.tokens, uint64_t(n) * 4);
+  backend_.copy_from_host(positions, step_.positions, uint64_t(n) * 4);
+  const float* out = forward_step(StepInputs{step_.tokens, step_.positions, nullptr, true}, n, kv, all_logits);
+  backend_.to_host(out, logits, (all_logits ? n : 1) * hp_.vocab);
+}
+
+const float* Transformer::forward_step(const StepInputs& in, int64_t n, KvCache& kv, bool all_logits) {
   ensure_scratch(n);
   const int64_t H = hp_.hidden;
-  backend_.embed(tok_embd_, tokens, n, hp_.embed_scale ? std::sqrt(float(H)) : 1.f, x_);
+  backend_.embed(tok_embd_, in.tokens, n, hp_.embed_scale ? std::sqrt(float(H)) : 1.f, x_);
   cb("inp_embd", -1, x_, n, H);
-  for (int il = 0; il < hp_.n_layers; ++il) layer(il, n, positions, kv);
+  for (int il = 0; il < hp_.n_layers; ++il) layer(il, n, in, kv);
 
   // Only the rows whose logits are wanted go through the output head.
   const int64_t first = all_logits ? 0 : n - 1, rows = n - first;
@@ -81,10 +132,10 @@ void Transformer::forward(const int32_t* tokens, const int32_t* positions, int64
   cb("result_norm", -1, h_, rows, H);
   backend_.matmul(h_, rows, output_, logits_);
   cb("result_output", -1, logits_, rows, hp_.vocab);
-  backend_.to_host(logits_, logits, rows * hp_.vocab);
+  return logits_;
 }
 
-void Transformer::layer(int il, int64_t n, const int32_t* positions, KvCache& kv) {
+void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   const DeviceLayer& L = layers_[size_t(il)];
   const int64_t H = hp_.hidden;
   const int hd = hp_.head_dim;
@@ -106,13 +157,14 @@ void Transformer::layer(int il, int64_t n, const int32_t* positions, KvCache& kv
     cb("Kcur_normed", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
   }
   const RopeConfig& rope = sliding ? rope_local_ : rope_global_;
-  backend_.rope(q_, n, hp_.n_heads, positions, rope);
-  backend_.rope(k_, n, hp_.n_kv_heads, positions, rope);
+  backend_.rope(q_, n, hp_.n_heads, in.positions, rope);
+  backend_.rope(k_, n, hp_.n_kv_heads, in.positions, rope);
   cb("Qcur_rope", il, q_, n, int64_t(hp_.n_heads) * hd);
   cb("Kcur_rope", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
-  backend_.kv_write(kv, il, k_, v_, n, positions);
-  AttentionConfig ac{hp_.n_heads, hp_.n_kv_heads, hd, hp_.query_scale, sliding ? hp_.sliding_window : 0};
-  backend_.attention(q_, kv, il, n, positions, ac, att_);
+  backend_.kv_write(kv, il, k_, v_, n, in.positions, in.seqs);
+  AttentionConfig ac{hp_.n_heads, hp_.n_kv_heads, hd, hp_.query_scale, sliding ? hp_.sliding_window : 0,
+                     in.single_seq || in.seqs == nullptr};
+  backend_.attention(q_, kv, il, n, in.positions, in.seqs, ac, att_);
   cb("kqv_out", il, att_, n, int64_t(hp_.n_heads) * hd);
   if (hp_.post_norms) {
     backend_.matmul(att_, n, L.wo, o_);

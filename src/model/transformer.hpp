@@ -33,20 +33,37 @@ class Transformer {
   const HParams& hparams() const { return hp_; }
   Backend& backend() { return backend_; }
 
-  KvCache new_kv_cache(int64_t capacity);
+  KvCache new_kv_cache(int64_t capacity, int n_seqs = 1);
   void free_kv_cache(KvCache& kv);
 
-  // Runs n tokens at the given positions (each <= every earlier-written position + 1) and
-  // writes the logits of the last token (or of every token when all_logits) to host memory:
-  // logits must hold vocab (or n * vocab) floats.
+  // Runs n tokens of sequence slot 0 at the given positions (each <= every earlier-written
+  // position + 1) and writes the logits of the last token (or of every token when all_logits)
+  // to host memory: logits must hold vocab (or n * vocab) floats. Inputs are host memory,
+  // checked here against the vocabulary and the cache.
   void forward(const int32_t* tokens, const int32_t* positions, int64_t n, KvCache& kv, float* logits,
                bool all_logits = false);
 
+  // The same pass over inputs already in backend memory (checked by the caller), leaving the
+  // logits in backend memory: rows of every token when all_logits, else of the last. Makes no
+  // allocation once scratch for n tokens exists (reserve), so a backend can capture it.
+  const float* forward_step(const StepInputs& in, int64_t n, KvCache& kv, bool all_logits);
+  void reserve(int64_t n) { ensure_scratch(n); }
+
+  // Throws unless every token id is in the vocabulary and every position/slot fits kv.
+  void check_inputs(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, int64_t n,
+                    const KvCache& kv) const;
+
   void set_debug_hook(DebugHook hook) { hook_ = std::move(hook); }
+
+  // Bytes of the weights every step streams through matmuls (all layers and the output
+  // head, as stored on the backend): the numerator of decode's bandwidth fraction.
+  uint64_t matmul_weight_bytes() const;
+  // Parameters in those matmuls, per layer stack and output head.
+  uint64_t layer_matmul_params() const;
 
  private:
   void ensure_scratch(int64_t n);
-  void layer(int il, int64_t n, const int32_t* positions, KvCache& kv);
+  void layer(int il, int64_t n, const StepInputs& in, KvCache& kv);
   void cb(const char* name, int il, const float* data, int64_t rows, int64_t cols) {
     if (hook_) hook_(name, il, data, rows, cols);
   }
@@ -63,6 +80,8 @@ class Transformer {
   int64_t scratch_n_ = 0;
   float *x_ = nullptr, *h_ = nullptr, *q_ = nullptr, *k_ = nullptr, *v_ = nullptr, *att_ = nullptr;
   float *o_ = nullptr, *gate_ = nullptr, *up_ = nullptr, *logits_ = nullptr;
+  StepInputs step_;  // forward()'s copy of its host inputs
+  std::vector<void*> retired_;  // outgrown scratch a captured step may still use
 };
 
 }  // namespace brisk

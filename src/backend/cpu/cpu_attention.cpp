@@ -9,29 +9,6 @@
 
 namespace brisk {
 
-void rope_inverse_frequencies(const RopeConfig& cfg, float* inv_freq) {
-  const int half = cfg.head_dim / 2;
-  for (int i = 0; i < half; ++i) {
-    // As HF computes it: float32 exponent, double power.
-    double inv = 1.0 / std::pow(double(cfg.theta), double(float(2 * i) / float(cfg.head_dim)));
-    if (cfg.llama3_factor > 0.f) {
-      const double pi = 3.14159265358979323846;
-      double low_wavelen = cfg.llama3_original_context / cfg.llama3_low_freq_factor;
-      double high_wavelen = cfg.llama3_original_context / cfg.llama3_high_freq_factor;
-      double wavelen = 2 * pi / inv;
-      if (wavelen > low_wavelen) {
-        inv /= cfg.llama3_factor;
-      } else if (wavelen >= high_wavelen) {
-        double smooth = (cfg.llama3_original_context / wavelen - cfg.llama3_low_freq_factor) /
-                        (cfg.llama3_high_freq_factor - cfg.llama3_low_freq_factor);
-        inv = (1 - smooth) * inv / cfg.llama3_factor + smooth * inv;
-      }
-    }
-    if (cfg.freq_factors) inv /= cfg.freq_factors[i];
-    inv_freq[i] = float(inv);
-  }
-}
-
 void CpuBackend::rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) {
   const int hd = cfg.head_dim, half = hd / 2;
   std::vector<float> inv(static_cast<size_t>(half));
@@ -60,7 +37,7 @@ void CpuBackend::rope(float* x, int64_t n, int n_heads, const int32_t* positions
 }
 
 void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
-                           const AttentionConfig& cfg, float* out) {
+                           const int32_t* seqs, const AttentionConfig& cfg, float* out) {
   const int hd = cfg.head_dim;
   const int group = cfg.n_heads / cfg.n_kv_heads;
   pool_.parallel_for(n * cfg.n_heads, [&](int64_t w0, int64_t w1) {
@@ -72,8 +49,9 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
       const int64_t p = positions[t];
       const int64_t lo = cfg.window > 0 ? std::max<int64_t>(0, p - cfg.window + 1) : 0;
       const float* qv = q + (t * cfg.n_heads + h) * hd;
-      const float* kbase = kv.k + (int64_t(layer) * kv.n_kv_heads + kvh) * kv.capacity * hd;
-      const float* vbase = kv.v + (int64_t(layer) * kv.n_kv_heads + kvh) * kv.capacity * hd;
+      const int64_t head_off = layer * kv.layer_stride() + (seqs ? seqs[t] : 0) * kv.seq_stride() + kvh * kv.capacity * hd;
+      const float* kbase = kv.k + head_off;
+      const float* vbase = kv.v + head_off;
       scores.resize(size_t(p - lo + 1));
       float mx = -INFINITY;
       for (int64_t j = lo; j <= p; ++j) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "backend/row_sampling.hpp"
 #include "quant/quantize.hpp"
 
 namespace brisk {
@@ -32,39 +33,20 @@ DeviceWeight CpuBackend::upload(const WeightView& w) {
   return d;
 }
 
-float* CpuBackend::alloc(int64_t n_floats) {
+void* CpuBackend::alloc_bytes(uint64_t bytes) {
   // 64-byte alignment for SIMD loads; rounded up so aligned_alloc's size rule holds.
-  size_t bytes = (size_t(std::max<int64_t>(n_floats, 1)) * sizeof(float) + 63) & ~size_t(63);
-  void* p = std::aligned_alloc(64, bytes);
+  uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) & ~uint64_t(63);
+  void* p = rounded >= bytes ? std::aligned_alloc(64, size_t(rounded)) : nullptr;
   if (!p) throw Error(ErrorCode::kLimit, "out of host memory allocating " + std::to_string(bytes) + " bytes");
-  return static_cast<float*>(p);
+  return p;
 }
 
-void CpuBackend::release(float* p) { std::free(p); }
+void CpuBackend::release_bytes(void* p) { std::free(p); }
 
-void CpuBackend::to_host(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
-void CpuBackend::from_host(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
-
-KvCache CpuBackend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity) {
-  KvCache kv{n_layers, n_kv_heads, head_dim, capacity, nullptr, nullptr};
-  int64_t n = int64_t(n_layers) * n_kv_heads * head_dim * capacity;
-  kv.k = alloc(n);
-  kv.v = alloc(n);
-  return kv;
-}
-
-void CpuBackend::release_kv(KvCache& kv) {
-  release(kv.k);
-  release(kv.v);
-  kv.k = kv.v = nullptr;
-}
+void CpuBackend::copy_to_host(const void* src, void* dst, uint64_t bytes) { std::memcpy(dst, src, size_t(bytes)); }
+void CpuBackend::copy_from_host(const void* src, void* dst, uint64_t bytes) { std::memcpy(dst, src, size_t(bytes)); }
 
 void CpuBackend::embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) {
-  for (int64_t t = 0; t < n; ++t)
-    if (ids[t] < 0 || ids[t] >= table.rows)
-      throw Error(ErrorCode::kInvalidArgument,
-                  "token id " + std::to_string(ids[t]) + " outside the vocabulary of " + std::to_string(table.rows),
-                  table.name);
   const int64_t dim = table.cols;
   pool_.parallel_for(n, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
@@ -114,18 +96,21 @@ void CpuBackend::add(float* x, const float* y, int64_t n) {
 }
 
 void CpuBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
-                          const int32_t* positions) {
+                          const int32_t* positions, const int32_t* seqs) {
   const int64_t hd = kv.head_dim;
   for (int64_t t = 0; t < n; ++t) {
-    if (positions[t] < 0 || positions[t] >= kv.capacity)
-      throw Error(ErrorCode::kLimit, "position " + std::to_string(positions[t]) + " beyond the KV cache of " +
-                                         std::to_string(kv.capacity) + " positions");
     for (int h = 0; h < kv.n_kv_heads; ++h) {
-      int64_t off = ((int64_t(layer) * kv.n_kv_heads + h) * kv.capacity + positions[t]) * hd;
+      int64_t off = layer * kv.layer_stride() + (seqs ? seqs[t] : 0) * kv.seq_stride() + (h * kv.capacity + positions[t]) * hd;
       std::memcpy(kv.k + off, k + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
       std::memcpy(kv.v + off, v + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
     }
   }
+}
+
+void CpuBackend::sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) {
+  pool_.parallel_for(rows, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) ids[r] = sample_row(logits + r * vocab, vocab, params[r]);
+  }, 1);
 }
 
 }  // namespace brisk

@@ -18,12 +18,10 @@ class CpuBackend final : public Backend {
   int threads() const { return pool_.size(); }
 
   DeviceWeight upload(const WeightView& w) override;
-  float* alloc(int64_t n_floats) override;
-  void release(float* p) override;
-  void to_host(const float* src, float* host_dst, int64_t n) override;
-  void from_host(const float* host_src, float* dst, int64_t n) override;
-  KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity) override;
-  void release_kv(KvCache& kv) override;
+  void* alloc_bytes(uint64_t bytes) override;
+  void release_bytes(void* p) override;
+  void copy_to_host(const void* src, void* host_dst, uint64_t bytes) override;
+  void copy_from_host(const void* host_src, void* dst, uint64_t bytes) override;
 
   void embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) override;
   void rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) override;
@@ -31,11 +29,12 @@ class CpuBackend final : public Backend {
               bool accumulate) override;
   void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) override;
   void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
-                const int32_t* positions) override;
+                const int32_t* positions, const int32_t* seqs) override;
   void attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
-                 const AttentionConfig& cfg, float* out) override;
+                 const int32_t* seqs, const AttentionConfig& cfg, float* out) override;
   void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) override;
   void add(float* x, const float* y, int64_t n) override;
+  void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) override;
 
  private:
   void matmul_int8(const float* x, int64_t n, const DeviceWeight& w, float* y, const float* bias, bool accumulate);
@@ -43,9 +42,5 @@ class CpuBackend final : public Backend {
   ThreadPool pool_;
   bool int8_activations_;
 };
-
-// The inverse frequencies of a rope configuration, one per rotated pair (head_dim / 2),
-// with Llama 3 scaling applied. Shared so every backend rotates by the same angles.
-void rope_inverse_frequencies(const RopeConfig& cfg, float* inv_freq);
 
 }  // namespace brisk

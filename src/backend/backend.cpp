@@ -1,0 +1,30 @@
+#include "backend/backend.hpp"
+
+#include <string>
+
+#include "base/error.hpp"
+
+namespace brisk {
+
+KvCache Backend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs) {
+  KvCache kv{n_layers, n_kv_heads, head_dim, capacity, n_seqs, nullptr, nullptr};
+  const uint64_t bytes = uint64_t(kv.layer_stride()) * uint64_t(n_layers) * 4;
+  try {
+    kv.k = static_cast<float*>(alloc_bytes(bytes));
+    kv.v = static_cast<float*>(alloc_bytes(bytes));
+  } catch (const Error& e) {
+    if (kv.k) release_bytes(kv.k);
+    throw Error(ErrorCode::kLimit, "the KV cache for " + std::to_string(n_seqs) + " x " + std::to_string(capacity) +
+                                       " positions (2 x " + std::to_string(bytes >> 20) + " MiB) does not fit on " +
+                                       name() + ": " + e.what() + "; use a shorter context (-c)");
+  }
+  return kv;
+}
+
+void Backend::release_kv(KvCache& kv) {
+  if (kv.k) release_bytes(kv.k);
+  if (kv.v) release_bytes(kv.v);
+  kv.k = kv.v = nullptr;
+}
+
+}  // namespace brisk

@@ -1,0 +1,150 @@
+// Split-K flash decoding (GQA). Each block takes one token, one KV head with up to kMaxGroup
+// of its query heads, and one slice of the token's visible positions: K and V rows are read
+// once for all of those heads. Warps walk positions with an online softmax; the block merges
+// its warps and writes (max, sum, unnormalised output) per head and split; a combine kernel
+// merges the splits. The number of splits depends only on the batch shape, and each block
+// finds its slice from the token's position in device memory, so the launch is the same at
+// every step of a captured graph. It also serves prefill where no tensor-core kernel fits.
+#include <cfloat>
+
+#include "backend/cuda/kernels.cuh"
+
+namespace brisk::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxGroup = 8;
+
+template <int HD>
+__global__ void __launch_bounds__(kWarps * 32)
+    decode_split_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
+                        int64_t layer_off, int64_t seq_stride, int64_t capacity, const int32_t* positions,
+                        const int32_t* seqs, int n_heads, int group, int group_chunks, float scale, int window,
+                        int splits, float* partial) {
+  constexpr int D = HD / 32;  // dims per lane
+  const int s = blockIdx.x, t = blockIdx.z;
+  const int kvh = blockIdx.y / group_chunks, gc = blockIdx.y % group_chunks;
+  const int h0 = kvh * group + gc * kMaxGroup;
+  const int ng = min(kMaxGroup, group - gc * kMaxGroup);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int64_t p = positions[t];
+  const int64_t lo = window > 0 ? max(int64_t(0), p - window + 1) : 0;
+  const int64_t len = p - lo + 1, chunk = (len + splits - 1) / splits;
+  const int64_t j0 = lo + s * chunk, j1 = min(p + 1, j0 + chunk);
+  const int64_t head_off = layer_off + (seqs ? seqs[t] : 0) * seq_stride + int64_t(kvh) * capacity * HD;
+
+  float qv[kMaxGroup][D], acc[kMaxGroup][D], m[kMaxGroup], l[kMaxGroup];
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) {
+    m[g] = -FLT_MAX, l[g] = 0.f;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+      qv[g][d] = g < ng ? q[(int64_t(t) * n_heads + h0 + g) * HD + lane * D + d] * scale : 0.f;
+      acc[g][d] = 0.f;
+    }
+  }
+  for (int64_t j = j0 + warp; j < j1; j += kWarps) {
+    float kv[D], vv[D];
+    const float* kr = kc + head_off + j * HD + lane * D;
+    const float* vr = vc + head_off + j * HD + lane * D;
+#pragma unroll
+    for (int d = 0; d < D; ++d) kv[d] = __ldg(kr + d), vv[d] = __ldg(vr + d);
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) {
+      if (g >= ng) break;
+      float sc = 0.f;
+#pragma unroll
+      for (int d = 0; d < D; ++d) sc += qv[g][d] * kv[d];
+      sc = warp_sum(sc);
+      const float mn = fmaxf(m[g], sc), corr = __expf(m[g] - mn), pj = __expf(sc - mn);
+      l[g] = l[g] * corr + pj;
+#pragma unroll
+      for (int d = 0; d < D; ++d) acc[g][d] = acc[g][d] * corr + pj * vv[d];
+      m[g] = mn;
+    }
+  }
+  // Merge the warps through shared memory.
+  __shared__ float sm_m[kWarps][kMaxGroup], sm_l[kWarps][kMaxGroup];
+  __shared__ float sm_o[kWarps][kMaxGroup][HD];
+  if (lane == 0)
+    for (int g = 0; g < kMaxGroup; ++g) sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g)
+#pragma unroll
+    for (int d = 0; d < D; ++d) sm_o[warp][g][lane * D + d] = acc[g][d];
+  __syncthreads();
+  for (int i = threadIdx.x; i < ng * HD; i += kWarps * 32) {
+    const int g = i / HD, d = i % HD;
+    float M = -FLT_MAX;
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sm_m[w][g]);
+    float L = 0.f, O = 0.f;
+    for (int w = 0; w < kWarps; ++w) {
+      const float c = sm_l[w][g] > 0.f ? __expf(sm_m[w][g] - M) : 0.f;
+      L += sm_l[w][g] * c;
+      O += sm_o[w][g][d] * c;
+    }
+    float* out = partial + ((int64_t(t) * n_heads + h0 + g) * splits + s) * (HD + 2);
+    out[2 + d] = O;
+    if (d == 0) out[0] = M, out[1] = L;
+  }
+}
+
+__global__ void decode_combine_kernel(const float* partial, int splits, int hd, float* out) {
+  const int64_t th = blockIdx.x;  // token * n_heads + head
+  const float* p = partial + th * splits * (hd + 2);
+  float M = -FLT_MAX;
+  for (int s = 0; s < splits; ++s)
+    if (p[s * (hd + 2) + 1] > 0.f) M = fmaxf(M, p[s * (hd + 2)]);
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float L = 0.f, O = 0.f;
+    for (int s = 0; s < splits; ++s) {
+      const float* ps = p + s * (hd + 2);
+      if (ps[1] <= 0.f) continue;
+      const float c = __expf(ps[0] - M);
+      L += ps[1] * c;
+      O += ps[2 + d] * c;
+    }
+    out[th * hd + d] = O / L;
+  }
+}
+
+template <int HD>
+void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                   const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
+  const int group = cfg.n_heads / cfg.n_kv_heads;
+  const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
+  dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
+  decode_split_kernel<HD><<<grid, kWarps * 32, 0, s>>>(q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
+                                                       kv.capacity, positions, seqs, cfg.n_heads, group, chunks,
+                                                       cfg.scale, cfg.window, splits, partial);
+}
+
+}  // namespace
+
+int attention_decode_splits(int64_t n, int n_kv_heads) {
+  int64_t s = 256 / std::max<int64_t>(1, n * n_kv_heads);
+  return int(std::min<int64_t>(64, std::max<int64_t>(1, s)));
+}
+
+int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg) {
+  return n * cfg.n_heads * attention_decode_splits(n, cfg.n_kv_heads) * (cfg.head_dim + 2);
+}
+
+void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                      const int32_t* seqs, const AttentionConfig& cfg, float* partial, float* out, cudaStream_t s) {
+  if (n > 65535) throw Error(ErrorCode::kInternal, "attention over more than 65535 queries in one launch");
+  const int splits = attention_decode_splits(n, cfg.n_kv_heads);
+  switch (cfg.head_dim) {
+    case 64: launch_decode<64>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
+    case 128: launch_decode<128>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
+    case 256: launch_decode<256>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
+    default:
+      throw Error(ErrorCode::kUnsupported,
+                  "the CUDA backend supports head dimensions 64, 128 and 256, not " + std::to_string(cfg.head_dim));
+  }
+  BRISK_LAUNCH_CHECK();
+  decode_combine_kernel<<<unsigned(n * cfg.n_heads), 128, 0, s>>>(partial, splits, cfg.head_dim, out);
+  BRISK_LAUNCH_CHECK();
+}
+
+}  // namespace brisk::cuda

@@ -1,0 +1,384 @@
+#include "backend/cuda/cuda_backend_impl.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "quant/dtype.hpp"
+
+namespace brisk {
+
+int cuda_device_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device, bool exact) {
+  return std::make_unique<cuda::CudaBackend>(device, exact);
+}
+
+namespace cuda {
+namespace {
+
+enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotCount };
+
+std::string mib(uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; }
+
+GpuLayout layout_of(DType t) {
+  switch (t) {
+    case DType::F32: return GpuLayout::F32;
+    case DType::F16: return GpuLayout::F16;
+    case DType::BF16: return GpuLayout::BF16;
+    case DType::Q8_0: return GpuLayout::I8;
+    case DType::Q4_0: return GpuLayout::Q4_0;
+    case DType::Q5_0: return GpuLayout::Q5_0;
+    case DType::Q4_K: return GpuLayout::Q4_K;
+    case DType::Q5_K: return GpuLayout::Q5_K;
+    case DType::Q6_K: return GpuLayout::Q6_K;
+  }
+  throw Error(ErrorCode::kUnsupported, std::string("the CUDA backend has no kernels for ") + dtype_name(t));
+}
+
+// Bytes of one row in its GPU layout.
+uint64_t gpu_row_bytes(DType t, int64_t cols, uint64_t file_row_bytes) {
+  switch (t) {
+    case DType::Q8_0: return uint64_t(cols);
+    case DType::Q6_K: return uint64_t(cols / 256) * kQ6KPaddedBytes;
+    default: return file_row_bytes;
+  }
+}
+
+// Writes `rows` rows in GPU layout (data part) from file-layout rows.
+void repack_rows(DType t, const uint8_t* src, uint64_t src_rb, uint8_t* dst, uint64_t dst_rb, int64_t rows,
+                 int64_t cols) {
+  if (t == DType::Q8_0) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < cols / 32; ++b) std::memcpy(dst + r * dst_rb + b * 32, src + r * src_rb + b * 34 + 2, 32);
+  } else if (t == DType::Q6_K) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < cols / 256; ++b) {
+        uint8_t* o = dst + r * dst_rb + b * kQ6KPaddedBytes;
+        std::memcpy(o, src + r * src_rb + b * 210, 210);
+        std::memset(o + 210, 0, kQ6KPaddedBytes - 210);
+      }
+  } else {
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_rb, src + r * src_rb, dst_rb);
+  }
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(int device, bool exact) : device_(device), exact_(exact) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    throw Error(ErrorCode::kUnsupported, std::string("no usable CUDA device: ") + cudaGetErrorString(e));
+  if (device < 0 || device >= count)
+    throw Error(ErrorCode::kInvalidArgument, "CUDA device " + std::to_string(device) + " does not exist (" +
+                                                 std::to_string(count) + " found)");
+  int driver = 0;
+  BRISK_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  if (driver < CUDART_VERSION)
+    throw Error(ErrorCode::kUnsupported,
+                "the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "." +
+                    std::to_string(driver % 1000 / 10) + " but this build of brisk needs CUDA " +
+                    std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10) +
+                    " or newer: update the driver");
+  cudaDeviceProp prop{};
+  BRISK_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  cc_major_ = prop.major, cc_minor_ = prop.minor;
+  const std::string sm = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+  if (prop.major * 10 + prop.minor < 75)
+    throw Error(ErrorCode::kUnsupported, std::string("GPU ") + prop.name + " (" + sm +
+                                             ") is not supported: brisk's CUDA backend needs compute capability 7.5 or newer");
+  BRISK_CUDA_CHECK(cudaSetDevice(device));
+  if (!has_kernel_image())
+    throw Error(ErrorCode::kUnsupported, std::string("this brisk binary has no machine code for ") + prop.name + " (" +
+                                             sm + "): rebuild with -DBRISK_CUDA_ARCHS=" +
+                                             std::to_string(prop.major) + std::to_string(prop.minor));
+  name_ = "cuda:" + std::to_string(device) + " (" + prop.name + ", " + sm + ", " + mib(prop.totalGlobalMem) +
+          (exact ? ", exact float32" : "") + ")";
+  BRISK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  gemm_ = std::make_unique<Gemm>(stream_);
+  BRISK_CUDA_CHECK(cudaMallocHost(&staging_, kStagingBytes));
+  scratch_slots_.assign(kSlotCount, nullptr);
+  scratch_sizes_.assign(kSlotCount, 0);
+}
+
+CudaBackend::~CudaBackend() {
+  cudaStreamSynchronize(stream_);
+  for (auto g : graphs_) cudaGraphExecDestroy(g);
+  for (void* p : uploads_) cudaFree(p);
+  for (void* p : scratch_slots_) cudaFree(p);
+  for (auto& [k, p] : inv_freq_) cudaFree(p);
+  for (auto& [p, n] : sizes_) cudaFree(p);
+  gemm_.reset();
+  cudaFreeHost(staging_);
+  cudaStreamDestroy(stream_);
+}
+
+void* CudaBackend::device_alloc(uint64_t bytes, const std::string& what) {
+  if (capturing_) throw Error(ErrorCode::kInternal, "allocation of " + what + " inside a captured step");
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, std::max<uint64_t>(bytes, 16));
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error state
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw Error(ErrorCode::kLimit, "out of GPU memory: " + what + " needs " + mib(bytes) + " but " + mib(free_b) +
+                                       " of " + mib(total_b) + " are free on " + name_);
+  }
+  live_bytes_ += bytes;
+  peak_bytes_ = std::max(peak_bytes_, live_bytes_);
+  return p;
+}
+
+GpuMatrix CudaBackend::matrix(const DeviceWeight& w) {
+  GpuMatrix m;
+  m.layout = layout_of(w.dtype);
+  m.data = static_cast<const uint8_t*>(w.data);
+  m.row_bytes = w.row_bytes;
+  m.rows = w.rows, m.cols = w.cols;
+  if (w.dtype == DType::Q8_0) m.aux = RowAux{static_cast<const float*>(w.aux), w.cols / 32, 32};
+  return m;
+}
+
+DeviceWeight CudaBackend::upload(const WeightView& w) {
+  auto file_rb = dtype_bytes(w.dtype, uint64_t(w.cols));
+  if (!file_rb) throw Error(ErrorCode::kFormat, "row is not whole blocks", w.name);
+  layout_of(w.dtype);  // throws for a dtype without kernels
+  const bool plain = w.dtype == DType::F32 || w.dtype == DType::F16 || w.dtype == DType::BF16;
+  if (plain && w.rows > 1 && w.cols % 8 != 0)
+    throw Error(ErrorCode::kUnsupported, "the CUDA backend needs matrix rows of a multiple of 8 elements, not " +
+                                             std::to_string(w.cols), w.name);
+  DeviceWeight d{w.name, w.dtype, w.rows, w.cols, gpu_row_bytes(w.dtype, w.cols, *file_rb), nullptr, nullptr};
+  auto* dst = static_cast<uint8_t*>(device_alloc(d.row_bytes * uint64_t(w.rows), "weight " + w.name));
+  uploads_.push_back(dst);
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  const int64_t chunk = std::max<int64_t>(1, int64_t(kStagingBytes / std::max<uint64_t>(d.row_bytes, 1)));
+  for (int64_t r = 0; r < w.rows; r += chunk) {
+    const int64_t n = std::min(chunk, w.rows - r);
+    repack_rows(w.dtype, src + uint64_t(r) * *file_rb, *file_rb, static_cast<uint8_t*>(staging_), d.row_bytes, n,
+                w.cols);
+    BRISK_CUDA_CHECK(cudaMemcpy(dst + uint64_t(r) * d.row_bytes, staging_, uint64_t(n) * d.row_bytes,
+                                cudaMemcpyHostToDevice));
+  }
+  d.data = dst;
+  if (w.dtype == DType::Q8_0) {  // the blocks' f16 scales, as floats [rows][cols / 32]
+    const int64_t groups = w.cols / 32;
+    auto* scales = static_cast<float*>(device_alloc(uint64_t(w.rows * groups) * 4, "scales of " + w.name));
+    uploads_.push_back(scales);
+    const int64_t per = int64_t(kStagingBytes / 4) / groups;
+    for (int64_t r = 0; r < w.rows; r += per) {
+      const int64_t n = std::min(per, w.rows - r);
+      auto* out = static_cast<float*>(staging_);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t b = 0; b < groups; ++b) {
+          uint16_t h;
+          std::memcpy(&h, src + uint64_t(r + i) * *file_rb + b * 34, 2);
+          out[i * groups + b] = __half2float(__ushort_as_half(h));
+        }
+      BRISK_CUDA_CHECK(cudaMemcpy(scales + r * groups, staging_, uint64_t(n * groups) * 4, cudaMemcpyHostToDevice));
+    }
+    d.aux = scales;
+  }
+  return d;
+}
+
+void* CudaBackend::alloc_bytes(uint64_t bytes) {
+  void* p = device_alloc(bytes, "a buffer of " + mib(bytes));
+  sizes_[p] = bytes;
+  return p;
+}
+
+void CudaBackend::release_bytes(void* p) {
+  if (!p) return;
+  auto it = sizes_.find(p);
+  if (it == sizes_.end()) return;
+  live_bytes_ -= it->second;
+  sizes_.erase(it);
+  cudaFree(p);
+}
+
+void CudaBackend::copy_to_host(const void* src, void* dst, uint64_t bytes) {
+  if (capturing_) throw Error(ErrorCode::kInternal, "copy to the host inside a captured step");
+  BRISK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  BRISK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy_from_host(const void* src, void* dst, uint64_t bytes) {
+  if (capturing_) throw Error(ErrorCode::kInternal, "copy from the host inside a captured step");
+  BRISK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+}
+
+void CudaBackend::synchronize() { BRISK_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+void* CudaBackend::scratch(std::vector<void*>& slots, size_t index, uint64_t bytes) {
+  if (scratch_sizes_[index] < bytes) {
+    if (slots[index] && !graphs_.empty()) {
+      uploads_.push_back(slots[index]);  // a captured step may still use it: free at the end
+      slots[index] = nullptr;
+    } else if (slots[index]) {
+      BRISK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      cudaFree(slots[index]);
+      live_bytes_ -= scratch_sizes_[index];
+      slots[index] = nullptr;
+      scratch_sizes_[index] = 0;
+    }
+    slots[index] = device_alloc(bytes, "scratch of " + mib(bytes));
+    scratch_sizes_[index] = bytes;
+  }
+  return slots[index];
+}
+
+void CudaBackend::embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) {
+  embed_rows(matrix(table), ids, n, scale, out, stream_);
+}
+
+void CudaBackend::rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) {
+  cuda::rmsnorm(x, rows, w.cols, static_cast<const float*>(w.data), eps, out, stream_);
+}
+
+void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
+                         bool accumulate) {
+  const GpuMatrix m = matrix(w);
+  const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
+  if (n <= kGemvMaxTokens) {
+    gemv(m, x, n, y, b, accumulate, stream_);
+    return;
+  }
+  using Op = Gemm::Operands;
+  const Op type = exact_ ? Op::F32 : w.dtype == DType::F16 ? Op::F16 : Op::BF16;
+  const void* xs = x;
+  if (!exact_) {
+    void* x16 = scratch(scratch_slots_, kSlotX16, uint64_t(n * w.cols) * 2);
+    convert_activations(x, x16, n * w.cols, type == Op::F16, stream_);
+    xs = x16;
+  }
+  const void* ws = w.data;
+  const bool direct = exact_ ? w.dtype == DType::F32 : (w.dtype == DType::BF16 || w.dtype == DType::F16);
+  if (!direct) {
+    void* dq = scratch(scratch_slots_, kSlotW16, uint64_t(w.rows * w.cols) * (exact_ ? 4 : 2));
+    dequantize_matrix(m, dq, exact_, stream_);
+    ws = dq;
+  }
+  gemm_->run(ws, xs, y, w.rows, n, w.cols, type, accumulate);
+  if (b) add_bias(y, b, n, w.rows, stream_);
+}
+
+const float* CudaBackend::inv_freq(const RopeConfig& cfg) {
+  std::vector<float> table(size_t(cfg.head_dim / 2));
+  rope_inverse_frequencies(cfg, table.data());
+  auto it = inv_freq_.find(table);
+  if (it != inv_freq_.end()) return it->second;
+  float* d = static_cast<float*>(device_alloc(table.size() * 4, "rope frequencies"));
+  BRISK_CUDA_CHECK(cudaMemcpy(d, table.data(), table.size() * 4, cudaMemcpyHostToDevice));
+  inv_freq_.emplace(std::move(table), d);
+  return d;
+}
+
+void CudaBackend::rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) {
+  cuda::rope(x, n, n_heads, cfg.head_dim, positions, inv_freq(cfg), cfg.linear_factor, cfg.style, stream_);
+}
+
+void CudaBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
+                           const int32_t* positions, const int32_t* seqs) {
+  cuda::kv_write(kv, layer, k, v, n, positions, seqs, stream_);
+}
+
+void CudaBackend::attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                            const int32_t* seqs, const AttentionConfig& cfg, float* out) {
+  constexpr int64_t kPrefillFrom = 16;  // queries from which the tensor-core kernel pays
+  if (!exact_ && n >= kPrefillFrom && cfg.single_seq && attention_prefill(q, kv, layer, n, positions, seqs, cfg, out, cc_major_, stream_))
+    return;
+  float* partial = static_cast<float*>(
+      scratch(scratch_slots_, kSlotAttn, uint64_t(attention_decode_scratch_floats(n, cfg)) * 4));
+  attention_decode(q, kv, layer, n, positions, seqs, cfg, partial, out, stream_);
+}
+
+void CudaBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {
+  cuda::act_mul(gate, up, n, act, out, stream_);
+}
+
+void CudaBackend::add(float* x, const float* y, int64_t n) { cuda::add(x, y, n, stream_); }
+
+void CudaBackend::sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
+                         int32_t* ids) {
+  cuda::sample(logits, rows, vocab, params, ids, stream_);
+}
+
+void CudaBackend::begin_capture() {
+  BRISK_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+}
+
+int CudaBackend::end_capture() {
+  capturing_ = false;
+  cudaGraph_t graph = nullptr;
+  BRISK_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  BRISK_CUDA_CHECK(e);
+  graphs_.push_back(exec);
+  return int(graphs_.size()) - 1;
+}
+
+void CudaBackend::replay(int graph) {
+  if (graph < 0 || graph >= int(graphs_.size())) throw Error(ErrorCode::kInternal, "no such captured step");
+  BRISK_CUDA_CHECK(cudaGraphLaunch(graphs_[size_t(graph)], stream_));
+}
+
+double CudaBackend::measure_bandwidth() {
+  const uint64_t bytes = 2ull << 30;
+  void* a = device_alloc(bytes, "the bandwidth probe");
+  void* b = device_alloc(bytes, "the bandwidth probe");
+  fill_random(a, bytes / 2, 1, stream_);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0), cudaEventCreate(&e1);
+  std::vector<float> ms;
+  for (int i = 0; i < 12; ++i) {
+    cudaEventRecord(e0, stream_);
+    BRISK_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream_));
+    cudaEventRecord(e1, stream_);
+    BRISK_CUDA_CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    cudaEventElapsedTime(&t, e0, e1);
+    if (i >= 2) ms.push_back(t);
+  }
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  cudaFree(a), cudaFree(b);
+  live_bytes_ -= 2 * bytes;
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * double(bytes) / (double(ms[ms.size() / 2]) * 1e-3);
+}
+
+double CudaBackend::measure_matmul_rate() {
+  const int64_t n = 8192;
+  const uint64_t in_bytes = uint64_t(n * n) * 2, out_bytes = uint64_t(n * n) * 4;
+  void* a = device_alloc(in_bytes, "the GEMM probe");
+  void* b = device_alloc(in_bytes, "the GEMM probe");
+  void* c = device_alloc(out_bytes, "the GEMM probe");
+  fill_random(a, uint64_t(n * n), 2, stream_);
+  fill_random(b, uint64_t(n * n), 3, stream_);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0), cudaEventCreate(&e1);
+  std::vector<float> ms;
+  for (int i = 0; i < 13; ++i) {
+    cudaEventRecord(e0, stream_);
+    gemm_->run(a, b, static_cast<float*>(c), n, n, n, Gemm::Operands::BF16, false);
+    cudaEventRecord(e1, stream_);
+    BRISK_CUDA_CHECK(cudaEventSynchronize(e1));
+    float t = 0;
+    cudaEventElapsedTime(&t, e0, e1);
+    if (i >= 3) ms.push_back(t);
+  }
+  cudaEventDestroy(e0), cudaEventDestroy(e1);
+  cudaFree(a), cudaFree(b), cudaFree(c);
+  live_bytes_ -= 2 * in_bytes + out_bytes;
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * double(n) * double(n) * double(n) / (double(ms[ms.size() / 2]) * 1e-3);
+}
+
+}  // namespace cuda
+}  // namespace brisk

@@ -1,0 +1,23 @@
+// The CUDA backend: the Backend ops on an NVIDIA GPU, weights resident in their formats
+// (formats.cuh), decode on weight-streaming GEMVs, prefill on cuBLASLt and tensor-core
+// flash attention, steps capturable as CUDA graphs. Only this header and backend.hpp are
+// seen by the rest of brisk.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.hpp"
+
+namespace brisk {
+
+// Opens GPU `device` after checking it: a driver new enough for this build, compute
+// capability 7.5 or newer, and machine code for it in this binary. Throws brisk::Error
+// (kUnsupported) saying what is missing. exact: float32 operands in prefill GEMMs and
+// attention too (slower; for comparisons with the CPU oracle), instead of bf16 tensor cores.
+std::unique_ptr<Backend> make_cuda_backend(int device, bool exact = false);
+
+// Number of CUDA devices the driver reports (0 when there is no driver or device).
+int cuda_device_count();
+
+}  // namespace brisk

@@ -1,0 +1,78 @@
+// The CudaBackend class (internal to src/backend/cuda): one device, one stream, one
+// cuBLASLt handle, the scratch the GEMM path and decode attention need, and graph capture.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/gemm.hpp"
+#include "backend/cuda/kernels.cuh"
+
+namespace brisk::cuda {
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(int device, bool exact);
+  ~CudaBackend() override;
+
+  std::string name() const override { return name_; }
+  DeviceWeight upload(const WeightView& w) override;
+  void* alloc_bytes(uint64_t bytes) override;
+  void release_bytes(void* p) override;
+  void copy_to_host(const void* src, void* host_dst, uint64_t bytes) override;
+  void copy_from_host(const void* host_src, void* dst, uint64_t bytes) override;
+  void synchronize() override;
+
+  void embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) override;
+  void rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) override;
+  void matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
+              bool accumulate) override;
+  void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) override;
+  void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
+                const int32_t* seqs) override;
+  void attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                 const int32_t* seqs, const AttentionConfig& cfg, float* out) override;
+  void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) override;
+  void add(float* x, const float* y, int64_t n) override;
+  void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) override;
+
+  bool can_capture() const override { return true; }
+  void begin_capture() override;
+  int end_capture() override;
+  void replay(int graph) override;
+  uint64_t memory_peak() const override { return peak_bytes_; }
+  uint64_t memory_in_use() const override { return live_bytes_; }
+  double measure_bandwidth() override;
+  double measure_matmul_rate() override;
+
+  static GpuMatrix matrix(const DeviceWeight& w);
+
+ private:
+  void* device_alloc(uint64_t bytes, const std::string& what);
+  void* scratch(std::vector<void*>& slot, size_t index, uint64_t bytes);
+  const float* inv_freq(const RopeConfig& cfg);
+
+  int device_ = 0;
+  bool exact_ = false;  // float32 GEMMs and attention everywhere (oracle comparisons)
+  int cc_major_ = 0, cc_minor_ = 0;
+  std::string name_;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<Gemm> gemm_;
+  void* staging_ = nullptr;  // pinned host memory for uploads
+  static constexpr uint64_t kStagingBytes = 64ull << 20;
+  std::map<void*, uint64_t> sizes_;
+  uint64_t live_bytes_ = 0, peak_bytes_ = 0;
+  std::vector<void*> uploads_;                 // weights (and their aux data), freed at the end
+  std::vector<void*> scratch_slots_;           // grow-only scratch, indexed by purpose
+  std::vector<uint64_t> scratch_sizes_;
+  std::map<std::vector<float>, float*> inv_freq_;
+  std::vector<cudaGraphExec_t> graphs_;
+  bool capturing_ = false;
+};
+
+}  // namespace brisk::cuda

@@ -1,0 +1,69 @@
+// Host-side entry points of the CUDA kernels, one family per .cu file (gemv, gemm,
+// attention_decode, attention_prefill, norm, rope, sampling). All take a stream and
+// launch asynchronously; none allocates, so each can be captured into a CUDA graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/formats.cuh"
+
+namespace brisk::cuda {
+
+// A weight as the kernels see it.
+struct GpuMatrix {
+  GpuLayout layout = GpuLayout::F32;
+  const uint8_t* data = nullptr;
+  uint64_t row_bytes = 0;
+  int64_t rows = 0, cols = 0;
+  RowAux aux;
+};
+
+// Most tokens the GEMV takes in one pass over the weights; more go through the GEMM.
+constexpr int64_t kGemvMaxTokens = 8;
+
+// y[t][r] = W[r] . x[t] (+ bias[r]) (+ y[t][r] when accumulate), t < n <= kGemvMaxTokens.
+void gemv(const GpuMatrix& w, const float* x, int64_t n, float* y, const float* bias, bool accumulate,
+          cudaStream_t s);
+// out[r][c] = W[r][c] as bf16 (F16 weights as f16; float32 when to_f32), for the GEMM path.
+void dequantize_matrix(const GpuMatrix& w, void* out, bool to_f32, cudaStream_t s);
+// out[t] = W[ids[t]] * scale, float32.
+void embed_rows(const GpuMatrix& w, const int32_t* ids, int64_t n, float scale, float* out, cudaStream_t s);
+// dst = float -> bf16 or f16 (f16 when to_half), n values.
+void convert_activations(const float* src, void* dst, int64_t n, bool to_half, cudaStream_t s);
+void add_bias(float* y, const float* bias, int64_t n, int64_t rows, cudaStream_t s);
+
+void rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s);
+void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s);
+void add(float* x, const float* y, int64_t n, cudaStream_t s);
+
+// inv_freq: head_dim / 2 device floats (rope_inverse_frequencies).
+void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positions, const float* inv_freq,
+          float linear_factor, RopeStyle style, cudaStream_t s);
+void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
+              const int32_t* seqs, cudaStream_t s);
+
+// Split-K flash decoding: any number of queries, each over its own sequence's cache.
+// partial holds attention_decode_scratch_floats(...) floats.
+int attention_decode_splits(int64_t n, int n_kv_heads);
+int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg);
+void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                      const int32_t* seqs, const AttentionConfig& cfg, float* partial, float* out, cudaStream_t s);
+// Tensor-core flash attention for prefill (one sequence per call's tokens: seqs may be null).
+// Returns false when this GPU or head size has no such kernel (then use attention_decode).
+bool attention_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                       const int32_t* seqs, const AttentionConfig& cfg, float* out, int cc_major, cudaStream_t s);
+
+void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids,
+            cudaStream_t s);
+
+}  // namespace brisk::cuda
+
+namespace brisk::cuda {
+// n random bf16 values in [-1, 1) from a seed (benchmark inputs; never zeros).
+void fill_random(void* bf16, uint64_t n, uint64_t seed, cudaStream_t s);
+// Whether this binary holds machine code (or PTX) the current device can run.
+bool has_kernel_image();
+}  // namespace brisk::cuda

@@ -1,0 +1,115 @@
+#include "engine/model_runner.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/error.hpp"
+
+namespace brisk {
+
+RowSampling row_sampling(float temperature, int top_k, float top_p, float min_p, uint64_t seed, uint64_t step) {
+  RowSampling r;
+  r.temperature = temperature;
+  r.top_k = top_k;
+  r.top_p = top_p;
+  r.min_p = min_p;
+  r.seed = seed;
+  r.step = step;
+  return r;
+}
+
+ModelRunner::ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min_scratch, bool use_graphs)
+    : t_(t), be_(t.backend()), kv_(kv), max_batch_(max_batch), use_graphs_(use_graphs && t.backend().can_capture()) {
+  if (max_batch < 1 || max_batch > 1024) throw Error(ErrorCode::kInvalidArgument, "batch size must be in [1, 1024]");
+  int top = 1;
+  while (top < max_batch) top *= 2;
+  capacity_ = std::max<int64_t>(top, 1);
+  t_.reserve(std::max<int64_t>(capacity_, min_scratch));
+  const uint64_t int_bytes = uint64_t(capacity_) * 4 * 4;  // tokens, positions, seqs, ids
+  dev_ = be_.alloc_bytes(int_bytes + uint64_t(capacity_) * sizeof(RowSampling));
+  auto* ints = static_cast<int32_t*>(dev_);
+  in_ = StepInputs{ints, ints + capacity_, ints + 2 * capacity_};
+  ids_ = ints + 3 * capacity_;
+  params_ = reinterpret_cast<RowSampling*>(static_cast<uint8_t*>(dev_) + int_bytes);
+  host_.ints.assign(size_t(capacity_) * 3, 0);
+  host_.params.assign(size_t(capacity_), RowSampling{});
+}
+
+ModelRunner::~ModelRunner() { be_.release_bytes(dev_); }
+
+int ModelRunner::bucket_for(int b) const {
+  int k = 1;
+  while (k < b) k *= 2;
+  return k;
+}
+
+void ModelRunner::run_step(int bucket) {
+  const float* logits = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true);
+  be_.sample(logits, bucket, t_.hparams().vocab, params_, ids_);
+}
+
+void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
+                         const RowSampling* params, int b, int32_t* ids) {
+  if (b < 1 || b > max_batch_) throw Error(ErrorCode::kInternal, "decode batch outside the runner's buckets");
+  t_.check_inputs(tokens, positions, seqs, b, kv_);
+  const int bucket = bucket_for(b);
+  int32_t* h = host_.ints.data();
+  for (int i = 0; i < bucket; ++i) {
+    const int src = std::min(i, b - 1);
+    h[i] = tokens[src];
+    h[capacity_ + i] = positions[src];
+    h[2 * capacity_ + i] = seqs ? seqs[src] : 0;
+    host_.params[size_t(i)] = params[src];
+  }
+  be_.copy_from_host(h, dev_, uint64_t(capacity_) * 3 * 4);
+  be_.copy_from_host(host_.params.data(), params_, uint64_t(capacity_) * sizeof(RowSampling));
+  Bucket& bk = buckets_[bucket];
+  if (!use_graphs_ || bk.uses == 0) {
+    run_step(bucket);  // the first run also sizes every scratch buffer the step uses
+  } else {
+    if (bk.graph < 0) {
+      be_.begin_capture();
+      try {
+        run_step(bucket);
+      } catch (...) {
+        be_.end_capture();
+        throw;
+      }
+      bk.graph = be_.end_capture();
+    }
+    be_.replay(bk.graph);
+  }
+  ++bk.uses;
+  be_.copy_to_host(ids_, ids, uint64_t(b) * 4);
+}
+
+int32_t ModelRunner::prefill(const int32_t* tokens, int64_t n, int32_t pos0, int32_t seq, const RowSampling& params) {
+  std::vector<int32_t> pos(static_cast<size_t>(n)), seqs(static_cast<size_t>(n), seq);
+  for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = pos0 + int32_t(i);
+  t_.check_inputs(tokens, pos.data(), seqs.data(), n, kv_);
+  t_.reserve(n);
+  // Prefill inputs go through the transformer's own buffers (sized for n); the sampling
+  // settings and the id through this runner's.
+  std::vector<int32_t> ints(static_cast<size_t>(n) * 3);
+  std::copy(tokens, tokens + n, ints.begin());
+  std::copy(pos.begin(), pos.end(), ints.begin() + n);
+  std::copy(seqs.begin(), seqs.end(), ints.begin() + 2 * n);
+  auto* buf = static_cast<int32_t*>(be_.alloc_bytes(uint64_t(n) * 12));
+  try {
+    be_.copy_from_host(ints.data(), buf, uint64_t(n) * 12);
+    host_.params[0] = params;
+    be_.copy_from_host(host_.params.data(), params_, sizeof(RowSampling));
+    StepInputs in{buf, buf + n, buf + 2 * n, true};
+    const float* logits = t_.forward_step(in, n, kv_, /*all_logits=*/false);
+    be_.sample(logits, 1, t_.hparams().vocab, params_, ids_);
+    int32_t id = 0;
+    be_.copy_to_host(ids_, &id, 4);
+    be_.release_bytes(buf);
+    return id;
+  } catch (...) {
+    be_.release_bytes(buf);
+    throw;
+  }
+}
+
+}  // namespace brisk

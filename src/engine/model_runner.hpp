@@ -1,0 +1,70 @@
+// Decode steps for a batch of sequences through one path on every backend (nano-vllm's
+// ModelRunner): the step's inputs are staged on the host and copied to backend memory in one
+// transfer, the step (forward pass for one token per sequence + sampling) runs, and only the
+// sampled ids come back. Where the backend can capture, each batch-size bucket's step is run
+// once directly, captured on its second use and replayed from then on: positions, slots and
+// sampling settings live in device buffers, so a replay needs no host work but the copy in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "model/transformer.hpp"
+
+namespace brisk {
+
+class ModelRunner {
+ public:
+  // Batch-size buckets: powers of two up to max_batch; a batch runs in the smallest bucket
+  // that holds it (the extra rows repeat the last real one, which writes the same cache slot
+  // with the same values). Reserves the transformer's scratch for max(max_batch, min_scratch)
+  // tokens up front, so captured steps never see it move.
+  ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min_scratch = 0, bool use_graphs = true);
+  ~ModelRunner();
+  ModelRunner(const ModelRunner&) = delete;
+  ModelRunner& operator=(const ModelRunner&) = delete;
+
+  // One decode step for b <= max_batch sequences; ids receives b sampled tokens.
+  void decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, const RowSampling* params, int b,
+              int32_t* ids);
+
+  // Prefills n tokens of sequence `seq` (positions start at `pos0`) and samples the token
+  // after them on the backend.
+  int32_t prefill(const int32_t* tokens, int64_t n, int32_t pos0, int32_t seq, const RowSampling& params);
+
+  int max_batch() const { return max_batch_; }
+  bool graphs() const { return use_graphs_; }
+
+ private:
+  struct Bucket {
+    int uses = 0;
+    int graph = -1;
+  };
+  // Host-side mirror of the device buffer, copied in one transfer.
+  struct Staging {
+    std::vector<int32_t> ints;  // tokens | positions | seqs, each `capacity` long
+    std::vector<RowSampling> params;
+  };
+  int bucket_for(int b) const;
+  void run_step(int bucket);
+
+  Transformer& t_;
+  Backend& be_;
+  KvCache& kv_;
+  int max_batch_;
+  int64_t capacity_;  // rows in the device buffers
+  bool use_graphs_;
+  void* dev_ = nullptr;
+  StepInputs in_;
+  RowSampling* params_ = nullptr;
+  int32_t* ids_ = nullptr;
+  Staging host_;
+  std::map<int, Bucket> buckets_;
+};
+
+// The backend's sampling settings for token `step` of a request.
+RowSampling row_sampling(float temperature, int top_k, float top_p, float min_p, uint64_t seed, uint64_t step);
+
+}  // namespace brisk
