@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add("run", "generate text from a prompt", brisk::cli::add_run);
   add("inspect", "show a checkpoint's architecture, hyperparameters and tensors", brisk::cli::add_inspect);
   add("bench", "measure prefill and decode speed against the device's limits", brisk::cli::add_bench);
+  add("logits", "write the logits of every position of a token sequence (for reference checks)", brisk::cli::add_logits);
   add("gen-model", "write a deterministic synthetic checkpoint with random weights", brisk::cli::add_gen_model);
   try {
     app.parse(argc, argv);

@@ -15,13 +15,13 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kMaxGroup = 8;
 
-template <int HD>
+// D: head dimensions per lane (the head size is at most 32 * D; lanes past it idle).
+template <int D>
 __global__ void __launch_bounds__(kWarps * 32)
     decode_split_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
                         int64_t layer_off, int64_t seq_stride, int64_t capacity, const int32_t* positions,
-                        const int32_t* seqs, int n_heads, int group, int group_chunks, float scale, int window,
-                        int splits, float* partial) {
-  constexpr int D = HD / 32;  // dims per lane
+                        const int32_t* seqs, int n_heads, int HD, int group, int group_chunks, float scale,
+                        int window, int splits, float* partial) {
   const int s = blockIdx.x, t = blockIdx.z;
   const int kvh = blockIdx.y / group_chunks, gc = blockIdx.y % group_chunks;
   const int h0 = kvh * group + gc * kMaxGroup;
@@ -39,7 +39,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     m[g] = -FLT_MAX, l[g] = 0.f;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
-      qv[g][d] = g < ng ? q[(int64_t(t) * n_heads + h0 + g) * HD + lane * D + d] * scale : 0.f;
+      const int dim = lane * D + d;
+      qv[g][d] = g < ng && dim < HD ? q[(int64_t(t) * n_heads + h0 + g) * HD + dim] * scale : 0.f;
       acc[g][d] = 0.f;
     }
   }
@@ -48,7 +49,10 @@ __global__ void __launch_bounds__(kWarps * 32)
     const float* kr = kc + head_off + j * HD + lane * D;
     const float* vr = vc + head_off + j * HD + lane * D;
 #pragma unroll
-    for (int d = 0; d < D; ++d) kv[d] = __ldg(kr + d), vv[d] = __ldg(vr + d);
+    for (int d = 0; d < D; ++d) {
+      const bool in = lane * D + d < HD;
+      kv[d] = in ? __ldg(kr + d) : 0.f, vv[d] = in ? __ldg(vr + d) : 0.f;
+    }
 #pragma unroll
     for (int g = 0; g < kMaxGroup; ++g) {
       if (g >= ng) break;
@@ -65,7 +69,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
   // Merge the warps through shared memory.
   __shared__ float sm_m[kWarps][kMaxGroup], sm_l[kWarps][kMaxGroup];
-  __shared__ float sm_o[kWarps][kMaxGroup][HD];
+  __shared__ float sm_o[kWarps][kMaxGroup][32 * D];
   if (lane == 0)
     for (int g = 0; g < kMaxGroup; ++g) sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
 #pragma unroll
@@ -108,15 +112,15 @@ __global__ void decode_combine_kernel(const float* partial, int splits, int hd, 
   }
 }
 
-template <int HD>
+template <int D>
 void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                    const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
   const int group = cfg.n_heads / cfg.n_kv_heads;
   const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
   dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
-  decode_split_kernel<HD><<<grid, kWarps * 32, 0, s>>>(q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
-                                                       kv.capacity, positions, seqs, cfg.n_heads, group, chunks,
-                                                       cfg.scale, cfg.window, splits, partial);
+  decode_split_kernel<D><<<grid, kWarps * 32, 0, s>>>(q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
+                                                      kv.capacity, positions, seqs, cfg.n_heads, cfg.head_dim, group,
+                                                      chunks, cfg.scale, cfg.window, splits, partial);
 }
 
 }  // namespace
@@ -134,14 +138,12 @@ void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, c
                       const int32_t* seqs, const AttentionConfig& cfg, float* partial, float* out, cudaStream_t s) {
   if (n > 65535) throw Error(ErrorCode::kInternal, "attention over more than 65535 queries in one launch");
   const int splits = attention_decode_splits(n, cfg.n_kv_heads);
-  switch (cfg.head_dim) {
-    case 64: launch_decode<64>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
-    case 128: launch_decode<128>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
-    case 256: launch_decode<256>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
-    default:
-      throw Error(ErrorCode::kUnsupported,
-                  "the CUDA backend supports head dimensions 64, 128 and 256, not " + std::to_string(cfg.head_dim));
-  }
+  const int hd = cfg.head_dim;
+  if (hd <= 32) launch_decode<1>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  else if (hd <= 64) launch_decode<2>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  else if (hd <= 128) launch_decode<4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  else if (hd <= 256) launch_decode<8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  else throw Error(ErrorCode::kUnsupported, "the CUDA backend supports head dimensions up to 256, not " + std::to_string(hd));
   BRISK_LAUNCH_CHECK();
   decode_combine_kernel<<<unsigned(n * cfg.n_heads), 128, 0, s>>>(partial, splits, cfg.head_dim, out);
   BRISK_LAUNCH_CHECK();

@@ -1,0 +1,348 @@
+// Every CUDA op against the CPU oracle (as llama.cpp's test-backend-ops): random inputs of
+// many shapes, including sizes that are not multiples of any tile, outputs poisoned with NaN
+// before each run so an unwritten element fails. Tolerances, as ||gpu - cpu|| / ||cpu||:
+//   GEMV (decode, <= 8 tokens, float32 accumulation):     1e-5
+//   GEMM (prefill, bf16 operands on the tensor cores):    2e-2 (f16 weights 4e-3); exact mode 1e-5
+//   norm, rope, act, add, embed, KV write:                1e-5
+//   decode attention (float32):                           1e-5; prefill flash attention (bf16): 2e-2
+//   sampling: greedy identical; sampled ids identical on >= 98% of rows (fixed-point sums;
+//   expf rounding may move a draw that falls within a unit of a boundary)
+// Without a GPU (CI) the tests skip: scripts/gpu-check runs them on one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backend/backend.hpp"
+#include "backend/row_sampling.hpp"
+#include "base/error.hpp"
+#include "quant/dtype.hpp"
+#include "quant/quantize.hpp"
+
+#if BRISK_WITH_CUDA
+#include "backend/cuda/cuda_backend.hpp"
+
+namespace brisk {
+namespace {
+
+std::vector<float> randn(size_t n, uint32_t seed, float sigma = 1.f) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.f, sigma);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
+    den += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+class CudaOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device (scripts/gpu-check runs these on a GPU)";
+    gpu_ = make_cuda_backend(0);
+    exact_ = make_cuda_backend(0, true);
+    cpu_ = make_cpu_backend(1, false);
+  }
+
+  // A device buffer holding host values; poisoned when `poison`.
+  float* dev(Backend& b, const std::vector<float>& host) {
+    float* p = b.alloc(int64_t(host.size()));
+    b.from_host(host.data(), p, int64_t(host.size()));
+    owned_.push_back({&b, p});
+    return p;
+  }
+  float* poisoned(Backend& b, size_t n) { return dev(b, std::vector<float>(n, NAN)); }
+  int32_t* dev_ids(Backend& b, const std::vector<int32_t>& host) {
+    auto* p = static_cast<int32_t*>(b.alloc_bytes(host.size() * 4 + 4));
+    b.copy_from_host(host.data(), p, host.size() * 4);
+    owned_.push_back({&b, p});
+    return p;
+  }
+  std::vector<float> host(Backend& b, const float* p, size_t n) {
+    std::vector<float> v(n);
+    b.to_host(p, v.data(), int64_t(n));
+    return v;
+  }
+  void TearDown() override {
+    for (auto& [b, p] : owned_) b->release_bytes(p);
+  }
+
+  std::unique_ptr<Backend> gpu_, exact_, cpu_;
+  std::vector<std::pair<Backend*, void*>> owned_;
+};
+
+struct Weight {
+  std::vector<uint8_t> bytes;
+  WeightView view;
+};
+
+Weight make_weight(DType t, int64_t rows, int64_t cols, uint32_t seed) {
+  Weight w;
+  const uint64_t rb = *dtype_bytes(t, uint64_t(cols));
+  w.bytes.resize(rb * uint64_t(rows));
+  auto x = randn(size_t(rows * cols), seed, 0.5f);
+  for (int64_t r = 0; r < rows; ++r) quantize_row(t, x.data() + r * cols, w.bytes.data() + r * rb, cols);
+  w.view = WeightView{"w", t, rows, cols, w.bytes.data()};
+  return w;
+}
+
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
+                        DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+
+TEST_F(CudaOps, MatmulEveryFormatAndShape) {
+  uint32_t seed = 1;
+  for (DType t : kTypes) {
+    const bool k = dtype_traits(t).block_elems == 256;
+    for (int64_t cols : k ? std::vector<int64_t>{256, 768, 3584} : std::vector<int64_t>{96, 352, 1024}) {
+      for (int64_t rows : {1, 7, 33, 257, 1000}) {
+        Weight w = make_weight(t, rows, cols, seed++);
+        DeviceWeight gw = gpu_->upload(w.view), cw = cpu_->upload(w.view), ew = exact_->upload(w.view);
+        auto bias_h = randn(size_t(rows), seed++);
+        WeightView bv{"b", DType::F32, 1, rows, bias_h.data()};
+        DeviceWeight gb = gpu_->upload(bv), cb = cpu_->upload(bv), eb = exact_->upload(bv);
+        for (int64_t n : {1, 2, 5, 8, 9, 17, 64}) {
+          for (int mode = 0; mode < 3; ++mode) {  // plain, bias, accumulate
+            const bool bias = mode == 1, acc = mode == 2;
+            auto x = randn(size_t(n * cols), seed++);
+            auto y0 = acc ? randn(size_t(n * rows), seed++) : std::vector<float>(size_t(n * rows), NAN);
+            float* cx = dev(*cpu_, x);
+            float* cy = dev(*cpu_, acc ? y0 : std::vector<float>(y0.size(), 0.f));
+            cpu_->matmul(cx, n, cw, cy, bias ? &cb : nullptr, acc);
+            auto ref = host(*cpu_, cy, y0.size());
+            for (Backend* b : {gpu_.get(), exact_.get()}) {
+              float* gx = dev(*b, x);
+              float* gy = dev(*b, y0);
+              b->matmul(gx, n, b == gpu_.get() ? gw : ew, gy, bias ? (b == gpu_.get() ? &gb : &eb) : nullptr, acc);
+              const double err = rel_err(host(*b, gy, y0.size()), ref);
+              const bool gemv = n <= 8, exact = b == exact_.get();
+              const double tol = gemv || exact ? 1e-5 : t == DType::F16 ? 4e-3 : 2e-2;
+              EXPECT_LT(err, tol) << dtype_name(t) << " " << rows << "x" << cols << " n=" << n << " mode=" << mode
+                                  << (exact ? " exact" : "");
+            }
+            TearDown();
+            owned_.clear();
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_F(CudaOps, EmbedEveryFormat) {
+  for (DType t : kTypes) {
+    const int64_t cols = dtype_traits(t).block_elems == 256 ? 512 : 160;
+    Weight w = make_weight(t, 50, cols, 7);
+    DeviceWeight gw = gpu_->upload(w.view), cw = cpu_->upload(w.view);
+    std::vector<int32_t> ids = {0, 49, 3, 3, 17};
+    float* go = poisoned(*gpu_, ids.size() * size_t(cols));
+    float* co = poisoned(*cpu_, ids.size() * size_t(cols));
+    gpu_->embed(gw, dev_ids(*gpu_, ids), 5, 1.5f, go);
+    cpu_->embed(cw, dev_ids(*cpu_, ids), 5, 1.5f, co);
+    EXPECT_LT(rel_err(host(*gpu_, go, 5 * cols), host(*cpu_, co, 5 * cols)), 1e-6) << dtype_name(t);
+  }
+}
+
+TEST_F(CudaOps, RmsnormActAdd) {
+  for (int64_t dim : {7, 128, 640, 3584}) {
+    for (int64_t rows : {1, 3, 130}) {
+      auto x = randn(size_t(rows * dim), uint32_t(dim + rows));
+      auto wv = randn(size_t(dim), 3);
+      WeightView view{"n", DType::F32, 1, dim, wv.data()};
+      DeviceWeight gw = gpu_->upload(view), cw = cpu_->upload(view);
+      float* gx = dev(*gpu_, x);
+      float* cx = dev(*cpu_, x);
+      float* go = poisoned(*gpu_, x.size());
+      float* co = poisoned(*cpu_, x.size());
+      gpu_->rmsnorm(gx, rows, gw, 1e-6f, go);
+      cpu_->rmsnorm(cx, rows, cw, 1e-6f, co);
+      EXPECT_LT(rel_err(host(*gpu_, go, x.size()), host(*cpu_, co, x.size())), 1e-5) << dim << " " << rows;
+      gpu_->rmsnorm(gx, rows, gw, 1e-6f, gx);  // in place, as the qk-norm runs
+      EXPECT_LT(rel_err(host(*gpu_, gx, x.size()), host(*cpu_, co, x.size())), 1e-5) << "in place " << dim;
+    }
+  }
+  for (Activation act : {Activation::SiLU, Activation::GeluTanh}) {
+    const size_t n = 10007;
+    auto g = randn(n, 5, 3.f), u = randn(n, 6);
+    float* go = poisoned(*gpu_, n);
+    float* co = poisoned(*cpu_, n);
+    gpu_->act_mul(dev(*gpu_, g), dev(*gpu_, u), int64_t(n), act, go);
+    cpu_->act_mul(dev(*cpu_, g), dev(*cpu_, u), int64_t(n), act, co);
+    EXPECT_LT(rel_err(host(*gpu_, go, n), host(*cpu_, co, n)), 1e-6);
+    float* ga = dev(*gpu_, g);
+    float* ca = dev(*cpu_, g);
+    gpu_->add(ga, dev(*gpu_, u), int64_t(n));
+    cpu_->add(ca, dev(*cpu_, u), int64_t(n));
+    EXPECT_EQ(host(*gpu_, ga, n), host(*cpu_, ca, n));
+  }
+}
+
+TEST_F(CudaOps, RopeBothPairingsAndScalings) {
+  std::vector<float> factors(64, 1.f);
+  for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.f + float(i % 5);
+  for (int hd : {64, 128, 256}) {
+    for (RopeStyle style : {RopeStyle::Half, RopeStyle::Interleaved}) {
+      for (int variant = 0; variant < 3; ++variant) {
+        RopeConfig cfg;
+        cfg.head_dim = hd;
+        cfg.style = style;
+        cfg.theta = variant == 0 ? 10000.f : 1000000.f;
+        if (variant == 1) cfg.llama3_factor = 8.f, cfg.llama3_original_context = 8192;
+        if (variant == 2) cfg.linear_factor = 8.f, cfg.freq_factors = hd / 2 <= 64 ? factors.data() : nullptr;
+        const int64_t n = 37;
+        const int heads = 5;
+        std::vector<int32_t> pos(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = int32_t((i * 977) % 30000);
+        auto x = randn(size_t(n * heads * hd), uint32_t(hd + variant));
+        float* gx = dev(*gpu_, x);
+        float* cx = dev(*cpu_, x);
+        gpu_->rope(gx, n, heads, dev_ids(*gpu_, pos), cfg);
+        cpu_->rope(cx, n, heads, dev_ids(*cpu_, pos), cfg);
+        // sincosf vs std::sin/cos at angles up to 3e4 rad: a few ulps of the angle.
+        EXPECT_LT(rel_err(host(*gpu_, gx, x.size()), host(*cpu_, cx, x.size())), 2e-5) << hd << " " << variant;
+      }
+    }
+  }
+}
+
+struct AttnCase {
+  int heads, kv_heads, hd, window, seqs;
+  int64_t n, start;  // queries; first position (prefill continues a cache)
+};
+
+TEST_F(CudaOps, AttentionDecodeAndPrefill) {
+  const AttnCase cases[] = {
+      {8, 8, 64, 0, 1, 1, 0},       {28, 4, 128, 0, 1, 1, 700},  {8, 1, 128, 0, 3, 3, 40},
+      {16, 8, 256, 5, 2, 2, 33},    {32, 2, 128, 0, 1, 1, 260},  {28, 4, 128, 0, 64, 64, 100},
+      {28, 4, 128, 0, 1, 77, 0},    {28, 4, 128, 0, 1, 130, 300}, {8, 2, 64, 16, 1, 100, 9},
+      {4, 4, 256, 0, 1, 65, 0},     {16, 8, 256, 512, 1, 200, 400}, {32, 2, 128, 0, 1, 64, 0}};
+  uint32_t seed = 11;
+  for (const AttnCase& c : cases) {
+    const int64_t cap = c.start + c.n + 3;
+    const int layers = 2, layer = 1;
+    KvCache gk = gpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs), ck = cpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs);
+    // Fill every sequence's cache up to the positions used, then the queries' own keys.
+    const bool prefill = c.seqs == 1 && c.n > 1;
+    std::vector<int32_t> pos, seq;
+    for (int s = 0; s < c.seqs; ++s)
+      for (int64_t p = 0; p < (prefill ? c.start + c.n : c.start + 1 + s); ++p) pos.push_back(int32_t(p)), seq.push_back(s);
+    const int64_t m = int64_t(pos.size()), kvd = int64_t(c.kv_heads) * c.hd;
+    auto k = randn(size_t(m * kvd), seed++), v = randn(size_t(m * kvd), seed++);
+    gpu_->kv_write(gk, layer, dev(*gpu_, k), dev(*gpu_, v), m, dev_ids(*gpu_, pos), dev_ids(*gpu_, seq));
+    cpu_->kv_write(ck, layer, dev(*cpu_, k), dev(*cpu_, v), m, dev_ids(*cpu_, pos), dev_ids(*cpu_, seq));
+    // Queries: the last c.n positions of the prefill, or each sequence's last position.
+    std::vector<int32_t> qpos, qseq;
+    if (prefill) {
+      for (int64_t i = 0; i < c.n; ++i) qpos.push_back(int32_t(c.start + i)), qseq.push_back(0);
+    } else {
+      for (int s = 0; s < c.seqs; ++s) qpos.push_back(int32_t(c.start + s)), qseq.push_back(s);
+    }
+    const int64_t n = int64_t(qpos.size());
+    auto q = randn(size_t(n * c.heads * c.hd), seed++);
+    AttentionConfig cfg{c.heads, c.kv_heads, c.hd, 1.f / std::sqrt(float(c.hd)), c.window, prefill};
+    const size_t out_n = size_t(n * c.heads * c.hd);
+    float* co = poisoned(*cpu_, out_n);
+    cpu_->attention(dev(*cpu_, q), ck, layer, n, dev_ids(*cpu_, qpos), dev_ids(*cpu_, qseq), cfg, co);
+    auto ref = host(*cpu_, co, out_n);
+    float* go = poisoned(*gpu_, out_n);
+    gpu_->attention(dev(*gpu_, q), gk, layer, n, dev_ids(*gpu_, qpos), prefill ? nullptr : dev_ids(*gpu_, qseq), cfg, go);
+    const double tol = prefill && n >= 16 ? 2e-2 : 1e-5;
+    EXPECT_LT(rel_err(host(*gpu_, go, out_n), ref), tol)
+        << c.heads << "/" << c.kv_heads << " hd " << c.hd << " window " << c.window << " n " << n;
+    // The KV cache itself, byte for byte.
+    const size_t kv_n = size_t(gk.layer_stride() * layers);
+    std::vector<float> gkh(kv_n), ckh(kv_n);
+    gpu_->to_host(gk.k, gkh.data(), int64_t(kv_n));
+    cpu_->to_host(ck.k, ckh.data(), int64_t(kv_n));
+    for (int s = 0; s < c.seqs; ++s)
+      for (int h = 0; h < c.kv_heads; ++h) {
+        const int64_t off = layer * gk.layer_stride() + s * gk.seq_stride() + h * cap * c.hd;
+        EXPECT_EQ(0, std::memcmp(gkh.data() + off, ckh.data() + off, size_t(c.start + 1) * c.hd * 4));
+      }
+    gpu_->release_kv(gk);
+    cpu_->release_kv(ck);
+  }
+}
+
+TEST_F(CudaOps, SamplingMatchesTheReference) {
+  const int64_t vocab = 152064, rows = 96;
+  auto logits = randn(size_t(vocab * rows), 99, 2.f);
+  std::vector<RowSampling> params(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    RowSampling& p = params[size_t(r)];
+    p.temperature = r % 4 == 0 ? 0.f : 0.3f + 0.1f * float(r % 7);
+    p.top_k = r % 3 == 0 ? 0 : int32_t(1 + r * 13 % 200);
+    p.top_p = r % 5 == 0 ? 1.f : 0.5f + 0.05f * float(r % 9);
+    p.min_p = r % 2 == 0 ? 0.f : 0.05f;
+    p.seed = uint64_t(r) * 7919;
+    p.step = uint64_t(r % 11);
+  }
+  auto run = [&](Backend& b) {
+    float* l = dev(b, logits);
+    auto* pp = static_cast<RowSampling*>(b.alloc_bytes(params.size() * sizeof(RowSampling)));
+    b.copy_from_host(params.data(), pp, params.size() * sizeof(RowSampling));
+    int32_t* ids = dev_ids(b, std::vector<int32_t>(static_cast<size_t>(rows), -1));
+    b.sample(l, rows, vocab, pp, ids);
+    std::vector<int32_t> out(static_cast<size_t>(rows));
+    b.copy_to_host(ids, out.data(), out.size() * 4);
+    b.release_bytes(pp);
+    return out;
+  };
+  auto cpu = run(*cpu_), gpu = run(*gpu_), again = run(*gpu_);
+  EXPECT_EQ(gpu, again) << "the GPU draw must be deterministic";
+  int same = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (params[size_t(r)].temperature == 0.f) EXPECT_EQ(gpu[size_t(r)], cpu[size_t(r)]) << "greedy row " << r;
+    same += gpu[size_t(r)] == cpu[size_t(r)];
+    EXPECT_GE(gpu[size_t(r)], 0);
+    EXPECT_LT(gpu[size_t(r)], vocab);
+  }
+  EXPECT_GE(same, int(rows * 98 / 100));
+}
+
+TEST_F(CudaOps, CapturedStepReplaysWithNewInputs) {
+  const int64_t rows = 300, cols = 512;
+  Weight w = make_weight(DType::Q4_K, rows, cols, 5);
+  DeviceWeight gw = gpu_->upload(w.view), cw = cpu_->upload(w.view);
+  float* gx = dev(*gpu_, std::vector<float>(size_t(cols), 0.f));
+  float* gy = poisoned(*gpu_, size_t(rows));
+  gpu_->matmul(gx, 1, gw, gy);  // warm-up outside the capture
+  gpu_->begin_capture();
+  gpu_->matmul(gx, 1, gw, gy);
+  gpu_->act_mul(gy, gy, rows, Activation::SiLU, gy);
+  const int g = gpu_->end_capture();
+  for (uint32_t round = 0; round < 3; ++round) {
+    auto x = randn(size_t(cols), 40 + round);
+    gpu_->from_host(x.data(), gx, cols);
+    gpu_->replay(g);
+    float* cx = dev(*cpu_, x);
+    float* cy = poisoned(*cpu_, size_t(rows));
+    cpu_->matmul(cx, 1, cw, cy);
+    cpu_->act_mul(cy, cy, rows, Activation::SiLU, cy);
+    EXPECT_LT(rel_err(host(*gpu_, gy, size_t(rows)), host(*cpu_, cy, size_t(rows))), 1e-5);
+  }
+}
+
+TEST_F(CudaOps, OutOfMemoryIsAClearError) {
+  try {
+    gpu_->alloc_kv(64, 8, 128, int64_t(1) << 24, 8);  // 2 x 32 TiB
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kLimit);
+    EXPECT_NE(std::string(e.what()).find("KV cache"), std::string::npos) << e.what();
+  }
+  float* p = gpu_->alloc(16);  // the device still works afterwards
+  gpu_->release(p);
+}
+
+}  // namespace
+}  // namespace brisk
+#endif
