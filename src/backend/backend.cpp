@@ -27,4 +27,16 @@ void Backend::release_kv(KvCache& kv) {
   kv.k = kv.v = nullptr;
 }
 
+void Backend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
+                           const DeviceWeight* const* biases, int count) {
+  for (int i = 0; i < count; ++i) matmul(x, n, *ws[i], ys[i], biases[i]);
+}
+
+void Backend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
+                           Activation act, float* out, float* scratch) {
+  matmul(x, n, gate, out);
+  matmul(x, n, up, scratch);
+  act_mul(out, scratch, n * gate.rows, act, out);
+}
+
 }  // namespace brisk

@@ -135,6 +135,14 @@ class Backend {
   // y[t] = W x[t] (+ bias) (+ y[t] when accumulate), for t < n. bias is an F32 vector or null.
   virtual void matmul(const float* x, int64_t n, const DeviceWeight& w, float* y,
                       const DeviceWeight* bias = nullptr, bool accumulate = false) = 0;
+  // Projections of one input by several weights (q, k, v): ys[i] = W_i x (+ biases[i]), count
+  // <= 3, bias entries may be null. A backend may run them as one pass.
+  virtual void matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
+                            const DeviceWeight* const* biases, int count);
+  // The gated MLP input: out = act(W_gate x) * (W_up x), both [n][rows]; `scratch` (as large
+  // as out) may be used for the up projection.
+  virtual void matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
+                            Activation act, float* out, float* scratch);
   // Rotate each of n_heads heads of each of n tokens in place by its token's position.
   virtual void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) = 0;
   virtual void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,

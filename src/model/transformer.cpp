@@ -144,9 +144,11 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   // Attention.
   backend_.rmsnorm(x_, n, L.attn_norm, hp_.norm_eps, h_);
   cb("attn_norm", il, h_, n, H);
-  backend_.matmul(h_, n, L.wq, q_, L.bq.present() ? &L.bq : nullptr);
-  backend_.matmul(h_, n, L.wk, k_, L.bk.present() ? &L.bk : nullptr);
-  backend_.matmul(h_, n, L.wv, v_, L.bv.present() ? &L.bv : nullptr);
+  const DeviceWeight* qkv[3] = {&L.wq, &L.wk, &L.wv};
+  float* qkv_out[3] = {q_, k_, v_};
+  const DeviceWeight* qkv_bias[3] = {L.bq.present() ? &L.bq : nullptr, L.bk.present() ? &L.bk : nullptr,
+                                     L.bv.present() ? &L.bv : nullptr};
+  backend_.matmul_multi(h_, n, qkv, qkv_out, qkv_bias, 3);
   cb("Qcur", il, q_, n, int64_t(hp_.n_heads) * hd);
   cb("Kcur", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
   cb("Vcur", il, v_, n, int64_t(hp_.n_kv_heads) * hd);
@@ -179,9 +181,7 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   // MLP.
   backend_.rmsnorm(x_, n, L.ffn_norm, hp_.norm_eps, h_);
   cb("ffn_norm", il, h_, n, H);
-  backend_.matmul(h_, n, L.w_gate, gate_);
-  backend_.matmul(h_, n, L.w_up, up_);
-  backend_.act_mul(gate_, up_, n * hp_.ffn, hp_.act, gate_);
+  backend_.matmul_gated(h_, n, L.w_gate, L.w_up, hp_.act, gate_, up_);
   cb("ffn_act", il, gate_, n, hp_.ffn);
   if (hp_.post_norms) {
     backend_.matmul(gate_, n, L.w_down, o_);

@@ -266,6 +266,29 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
   if (b) add_bias(y, b, n, w.rows, stream_);
 }
 
+void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
+                               const DeviceWeight* const* biases, int count) {
+  bool same = n <= kGemvMaxTokens && count <= 3;
+  for (int i = 1; i < count; ++i) same &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols;
+  if (!same) return Backend::matmul_multi(x, n, ws, ys, biases, count);
+  GpuMatrix m[3];
+  const GpuMatrix* mp[3];
+  const float* b[3];
+  for (int i = 0; i < count; ++i) {
+    m[i] = matrix(*ws[i]);
+    mp[i] = &m[i];
+    b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
+  }
+  gemv_multi(mp, ys, b, count, x, n, false, stream_);
+}
+
+void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
+                               Activation act, float* out, float* scratch) {
+  if (n > kGemvMaxTokens || gate.dtype != up.dtype || gate.rows != up.rows)
+    return Backend::matmul_gated(x, n, gate, up, act, out, scratch);
+  gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_);
+}
+
 const float* CudaBackend::inv_freq(const RopeConfig& cfg) {
   std::vector<float> table(size_t(cfg.head_dim / 2));
   rope_inverse_frequencies(cfg, table.data());

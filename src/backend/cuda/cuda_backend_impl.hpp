@@ -32,6 +32,10 @@ class CudaBackend final : public Backend {
   void rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) override;
   void matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
               bool accumulate) override;
+  void matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
+                    const DeviceWeight* const* biases, int count) override;
+  void matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up, Activation act,
+                    float* out, float* scratch) override;
   void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) override;
   void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
                 const int32_t* seqs) override;

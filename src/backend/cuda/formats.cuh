@@ -28,9 +28,10 @@ __device__ __forceinline__ uint4 load16(const uint8_t* p) { return __ldg(reinter
 struct FmtF32 {
   static constexpr int kRuns = 1, kRunLen = 4;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 4; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
-    float4 v = __ldg(reinterpret_cast<const float4*>(row) + u);
-    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  using Raw = uint4;
+  __device__ static Raw load(const uint8_t* row, int64_t u) { return load16(row + u * 16); }
+  __device__ static void decode(const Raw& v, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+    w[0] = __uint_as_float(v.x), w[1] = __uint_as_float(v.y), w[2] = __uint_as_float(v.z), w[3] = __uint_as_float(v.w);
     start[0] = u * 4;
   }
 };
@@ -38,8 +39,9 @@ struct FmtF32 {
 struct FmtF16 {
   static constexpr int kRuns = 1, kRunLen = 8;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 8; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
-    uint4 v = load16(row + u * 16);
+  using Raw = uint4;
+  __device__ static Raw load(const uint8_t* row, int64_t u) { return load16(row + u * 16); }
+  __device__ static void decode(const Raw& v, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const __half2* h = reinterpret_cast<const __half2*>(&v);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -53,8 +55,9 @@ struct FmtF16 {
 struct FmtBF16 {
   static constexpr int kRuns = 1, kRunLen = 8;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 8; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
-    uint4 v = load16(row + u * 16);
+  using Raw = uint4;
+  __device__ static Raw load(const uint8_t* row, int64_t u) { return load16(row + u * 16); }
+  __device__ static void decode(const Raw& v, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const uint32_t* p = reinterpret_cast<const uint32_t*>(&v);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -69,9 +72,9 @@ struct FmtBF16 {
 struct FmtI8 {
   static constexpr int kRuns = 1, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 16; }
-  __device__ static void decode(const uint8_t* row, int64_t r, int64_t u, const RowAux& aux, float* w,
-                                int64_t* start) {
-    uint4 v = load16(row + u * 16);
+  using Raw = uint4;
+  __device__ static Raw load(const uint8_t* row, int64_t u) { return load16(row + u * 16); }
+  __device__ static void decode(const Raw& v, int64_t r, int64_t u, const RowAux& aux, float* w, int64_t* start) {
     const int8_t* q = reinterpret_cast<const int8_t*>(&v);
     const float s = __ldg(aux.scales + r * aux.groups + (u * 16) / aux.group_elems);
 #pragma unroll
@@ -83,8 +86,9 @@ struct FmtI8 {
 struct FmtQ4_0 {
   static constexpr int kRuns = 2, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 32; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
-    const uint8_t* b = row + u * 18;
+  using Raw = const uint8_t*;  // 18-byte blocks: read in place
+  __device__ static Raw load(const uint8_t* row, int64_t u) { return row + u * 18; }
+  __device__ static void decode(const Raw& b, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const float d = f16_bits_to_float(uint16_t(b[0] | (b[1] << 8)));
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -99,8 +103,9 @@ struct FmtQ4_0 {
 struct FmtQ5_0 {
   static constexpr int kRuns = 2, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 32; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
-    const uint8_t* b = row + u * 22;
+  using Raw = const uint8_t*;  // 22-byte blocks: read in place
+  __device__ static Raw load(const uint8_t* row, int64_t u) { return row + u * 22; }
+  __device__ static void decode(const Raw& b, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const float d = f16_bits_to_float(uint16_t(b[0] | (b[1] << 8)));
     const uint32_t qh = uint32_t(b[2]) | (uint32_t(b[3]) << 8) | (uint32_t(b[4]) << 16) | (uint32_t(b[5]) << 24);
 #pragma unroll
@@ -128,19 +133,24 @@ __device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, int& sc, i
 struct FmtQ4_K {
   static constexpr int kRuns = 2, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 256 * 8; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+  struct Raw {
+    uint4 hdr, q;
+  };
+  __device__ static Raw load(const uint8_t* row, int64_t u) {
     const uint8_t* b = row + (u >> 3) * 144;
     const int part = int(u & 7), g = part >> 1, half = part & 1;  // 64-element group, which 16 of its 32 bytes
-    uint4 hdr = load16(b);
-    const uint8_t* h = reinterpret_cast<const uint8_t*>(&hdr);
+    return Raw{load16(b), load16(b + 16 + g * 32 + half * 16)};
+  }
+  __device__ static void decode(const Raw& raw, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+    const int part = int(u & 7), g = part >> 1, half = part & 1;
+    const uint8_t* h = reinterpret_cast<const uint8_t*>(&raw.hdr);
     const float d = f16_bits_to_float(uint16_t(h[0] | (h[1] << 8)));
     const float dmin = f16_bits_to_float(uint16_t(h[2] | (h[3] << 8)));
     int sc0, m0, sc1, m1;
     scale_min_k4(2 * g, h + 4, sc0, m0);
     scale_min_k4(2 * g + 1, h + 4, sc1, m1);
     const float d0 = d * float(sc0), mm0 = dmin * float(m0), d1 = d * float(sc1), mm1 = dmin * float(m1);
-    uint4 v = load16(b + 16 + g * 32 + half * 16);
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(&v);
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(&raw.q);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
       w[j] = d0 * float(q[j] & 0xF) - mm0;
@@ -154,21 +164,25 @@ struct FmtQ4_K {
 struct FmtQ5_K {
   static constexpr int kRuns = 2, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 256 * 8; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+  struct Raw {
+    uint4 hdr, qh, q;
+  };
+  __device__ static Raw load(const uint8_t* row, int64_t u) {
     const uint8_t* b = row + (u >> 3) * 176;
     const int part = int(u & 7), g = part >> 1, half = part & 1;
-    uint4 hdr = load16(b);
-    const uint8_t* h = reinterpret_cast<const uint8_t*>(&hdr);
+    return Raw{load16(b), load16(b + 16 + half * 16), load16(b + 48 + g * 32 + half * 16)};
+  }
+  __device__ static void decode(const Raw& raw, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+    const int part = int(u & 7), g = part >> 1, half = part & 1;
+    const uint8_t* h = reinterpret_cast<const uint8_t*>(&raw.hdr);
     const float d = f16_bits_to_float(uint16_t(h[0] | (h[1] << 8)));
     const float dmin = f16_bits_to_float(uint16_t(h[2] | (h[3] << 8)));
     int sc0, m0, sc1, m1;
     scale_min_k4(2 * g, h + 4, sc0, m0);
     scale_min_k4(2 * g + 1, h + 4, sc1, m1);
     const float d0 = d * float(sc0), mm0 = dmin * float(m0), d1 = d * float(sc1), mm1 = dmin * float(m1);
-    uint4 vh = load16(b + 16 + half * 16);  // qh[l] for l in this unit's 16
-    uint4 v = load16(b + 48 + g * 32 + half * 16);
-    const uint8_t* qh = reinterpret_cast<const uint8_t*>(&vh);
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(&v);
+    const uint8_t* qh = reinterpret_cast<const uint8_t*>(&raw.qh);  // qh[l] for l in this unit's 16
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(&raw.q);
     const int u1 = 1 << (2 * g), u2 = 2 << (2 * g);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -185,16 +199,22 @@ struct FmtQ5_K {
 struct FmtQ6_K {
   static constexpr int kRuns = 4, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 256 * 4; }
-  __device__ static void decode(const uint8_t* row, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+  struct Raw {
+    uint4 a, b, h, s, d;  // d: the 16 bytes at 208 (the scale and padding)
+  };
+  __device__ static Raw load(const uint8_t* row, int64_t u) {
     const uint8_t* b = row + (u >> 2) * kQ6KPaddedBytes;
     const int hh = int((u >> 1) & 1), l0 = int(u & 1) * 16;
-    uint4 va = load16(b + 64 * hh + l0), vb = load16(b + 64 * hh + 32 + l0), vh = load16(b + 128 + 32 * hh + l0);
-    uint4 vs = load16(b + 192);
-    const uint8_t* qa = reinterpret_cast<const uint8_t*>(&va);
-    const uint8_t* qb = reinterpret_cast<const uint8_t*>(&vb);
-    const uint8_t* qh = reinterpret_cast<const uint8_t*>(&vh);
-    const int8_t* sc = reinterpret_cast<const int8_t*>(&vs) + 8 * hh + l0 / 16;
-    const float d = f16_bits_to_float(*reinterpret_cast<const uint16_t*>(b + 208));
+    return Raw{load16(b + 64 * hh + l0), load16(b + 64 * hh + 32 + l0), load16(b + 128 + 32 * hh + l0), load16(b + 192),
+               load16(b + 208)};
+  }
+  __device__ static void decode(const Raw& raw, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
+    const int hh = int((u >> 1) & 1), l0 = int(u & 1) * 16;
+    const uint8_t* qa = reinterpret_cast<const uint8_t*>(&raw.a);
+    const uint8_t* qb = reinterpret_cast<const uint8_t*>(&raw.b);
+    const uint8_t* qh = reinterpret_cast<const uint8_t*>(&raw.h);
+    const int8_t* sc = reinterpret_cast<const int8_t*>(&raw.s) + 8 * hh + l0 / 16;
+    const float d = f16_bits_to_float(uint16_t(raw.d.x & 0xffffu));
     const float s0 = d * float(sc[0]), s1 = d * float(sc[2]), s2 = d * float(sc[4]), s3 = d * float(sc[6]);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
@@ -207,6 +227,13 @@ struct FmtQ6_K {
     start[0] = base, start[1] = base + 32, start[2] = base + 64, start[3] = base + 96;
   }
 };
+
+// Load and decode in one step (where nothing is gained by hoisting the loads).
+template <class Fmt>
+__device__ __forceinline__ void decode_unit(const uint8_t* row, int64_t r, int64_t u, const RowAux& aux, float* w,
+                                            int64_t* start) {
+  Fmt::decode(Fmt::load(row, u), r, u, aux, w, start);
+}
 
 // Calls f(Fmt{}) for the decoder of a GPU layout; returns false for a layout with none.
 enum class GpuLayout : uint32_t { F32, F16, BF16, I8, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K };

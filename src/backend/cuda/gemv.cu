@@ -10,46 +10,118 @@ namespace {
 
 constexpr int kWarpsPerBlock = 4;
 
-template <class Fmt, int NT>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    gemv_kernel(const uint8_t* __restrict__ W, uint64_t row_bytes, int64_t rows, int64_t cols, RowAux aux,
-                const float* __restrict__ x, int n, float* y, const float* __restrict__ bias, bool accumulate) {
-  const int64_t r = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-  if (r >= rows) return;
+// Up to three matrices of one format and width in one launch (the q/k/v projections), or
+// two read as a pair whose rows combine as act(gate) * up (the MLP's gate and up).
+struct GemvArgs {
+  const uint8_t* w[3];
+  int64_t rows[3];
+  RowAux aux[3];
+  float* y[3];
+  const float* bias[3];
+  uint64_t row_bytes;
+  int64_t cols;
+  const float* x;
+  int n;
+  int count;
+  bool accumulate;
+  bool gated;
+  bool gelu;
+};
+
+__device__ __forceinline__ float activate(float g, bool gelu) {
+  if (gelu) return 0.5f * g * (1.f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
+  return g / (1.f + expf(-g));
+}
+
+// A warp owns R consecutive rows (of each of M matrices read together: M = 2 when gated)
+// and NT tokens. Each lane walks units lane, lane + 32, ... issuing U units' loads before
+// decoding any, so enough bytes are in flight to cover HBM latency.
+template <class Fmt, int NT, int R, int M>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32) gemv_kernel(const GemvArgs a) {
+  constexpr int U = (R * M == 1) ? 4 : (R * M == 2 ? 2 : 1);
+  constexpr int E = Fmt::kRuns * Fmt::kRunLen;
+  int64_t warp = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  int mat = 0;
+  if (M == 1) {  // find this warp's matrix among a.count
+    while (mat + 1 < a.count && warp >= (a.rows[mat] + R - 1) / R) warp -= (a.rows[mat] + R - 1) / R, ++mat;
+  }
+  const int64_t r0 = warp * R;
+  if (r0 >= a.rows[mat]) return;
   const int lane = threadIdx.x & 31;
-  const uint8_t* row = W + uint64_t(r) * row_bytes;
-  const int64_t units = Fmt::units(cols);
-  float acc[NT];
+  const int64_t units = Fmt::units(a.cols);
+  const uint8_t* rowp[M][R];
 #pragma unroll
-  for (int t = 0; t < NT; ++t) acc[t] = 0.f;
-#pragma unroll 2
-  for (int64_t u = lane; u < units; u += 32) {
-    float w[Fmt::kRuns * Fmt::kRunLen];
-    int64_t start[Fmt::kRuns];
-    Fmt::decode(row, r, u, aux, w, start);
+  for (int m = 0; m < M; ++m)
 #pragma unroll
-    for (int t = 0; t < NT; ++t) {
-      if (t < n) {
-        const float* xt = x + int64_t(t) * cols;
+    for (int r = 0; r < R; ++r)
+      rowp[m][r] = a.w[mat + m] + uint64_t(min(r0 + r, a.rows[mat] - 1)) * a.row_bytes;
+  float acc[M][R][NT];
 #pragma unroll
-        for (int k = 0; k < Fmt::kRuns; ++k) {
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int t = 0; t < NT; ++t) acc[m][r][t] = 0.f;
+
+  for (int64_t u0 = lane; u0 < units; u0 += 32 * U) {
+    typename Fmt::Raw raw[M][R][U];
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int64_t u = u0 + 32 * k;
+      if (u < units)
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+#pragma unroll
+          for (int r = 0; r < R; ++r) raw[m][r][k] = Fmt::load(rowp[m][r], u);
+    }
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int64_t u = u0 + 32 * k;
+      if (u >= units) break;
+      float w[M][R][E];
+      int64_t start[Fmt::kRuns];
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+#pragma unroll
+        for (int r = 0; r < R; ++r) Fmt::decode(raw[m][r][k], min(r0 + r, a.rows[mat] - 1), u, a.aux[mat + m], w[m][r], start);
+#pragma unroll
+      for (int t = 0; t < NT; ++t) {
+        if (t >= a.n) break;
+        const float* xt = a.x + int64_t(t) * a.cols;
+#pragma unroll
+        for (int q = 0; q < Fmt::kRuns; ++q) {
 #pragma unroll
           for (int j = 0; j < Fmt::kRunLen; j += 4) {
-            float4 xv = __ldg(reinterpret_cast<const float4*>(xt + start[k] + j));
-            const float* wk = w + k * Fmt::kRunLen + j;
-            acc[t] += wk[0] * xv.x + wk[1] * xv.y + wk[2] * xv.z + wk[3] * xv.w;
+            const float4 xv = __ldg(reinterpret_cast<const float4*>(xt + start[q] + j));
+#pragma unroll
+            for (int m = 0; m < M; ++m)
+#pragma unroll
+              for (int r = 0; r < R; ++r) {
+                const float* wk = w[m][r] + q * Fmt::kRunLen + j;
+                acc[m][r][t] += wk[0] * xv.x + wk[1] * xv.y + wk[2] * xv.z + wk[3] * xv.w;
+              }
           }
         }
       }
     }
   }
 #pragma unroll
-  for (int t = 0; t < NT; ++t) {
-    float v = warp_sum(acc[t]);
-    if (t < n && lane == 0) {
-      if (bias) v += bias[r];
-      float* o = y + int64_t(t) * rows + r;
-      *o = accumulate ? *o + v : v;
+  for (int r = 0; r < R; ++r) {
+    const int64_t row = r0 + r;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      float v[M];
+#pragma unroll
+      for (int m = 0; m < M; ++m) v[m] = warp_sum(acc[m][r][t]);
+      if (lane != 0 || t >= a.n || row >= a.rows[mat]) continue;
+      float out;
+      if (M == 2) {
+        out = activate(v[0], a.gelu) * v[1];
+      } else {
+        out = v[0] + (a.bias[mat] ? a.bias[mat][row] : 0.f);
+      }
+      float* o = a.y[mat] + int64_t(t) * a.rows[mat] + row;
+      *o = a.accumulate ? *o + out : out;
     }
   }
 }
@@ -63,7 +135,7 @@ __global__ void dequant_kernel(const uint8_t* __restrict__ W, uint64_t row_bytes
   const int64_t r = i / units, u = i % units;
   float w[Fmt::kRuns * Fmt::kRunLen];
   int64_t start[Fmt::kRuns];
-  Fmt::decode(W + uint64_t(r) * row_bytes, r, u, aux, w, start);
+  decode_unit<Fmt>(W + uint64_t(r) * row_bytes, r, u, aux, w, start);
 #pragma unroll
   for (int k = 0; k < Fmt::kRuns; ++k) {
     const int64_t o = r * cols + start[k];
@@ -86,7 +158,7 @@ __global__ void embed_kernel(const uint8_t* __restrict__ W, uint64_t row_bytes, 
   for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < units; u += int64_t(gridDim.x) * blockDim.x) {
     float w[Fmt::kRuns * Fmt::kRunLen];
     int64_t start[Fmt::kRuns];
-    Fmt::decode(W + uint64_t(r) * row_bytes, r, u, aux, w, start);
+    decode_unit<Fmt>(W + uint64_t(r) * row_bytes, r, u, aux, w, start);
 #pragma unroll
     for (int k = 0; k < Fmt::kRuns; ++k)
 #pragma unroll
@@ -94,24 +166,68 @@ __global__ void embed_kernel(const uint8_t* __restrict__ W, uint64_t row_bytes, 
   }
 }
 
-template <class Fmt, int NT>
-void launch_gemv(const GpuMatrix& w, const float* x, int n, float* y, const float* bias, bool acc, cudaStream_t s) {
-  gemv_kernel<Fmt, NT><<<blocks_for(w.rows, kWarpsPerBlock), kWarpsPerBlock * 32, 0, s>>>(
-      w.data, w.row_bytes, w.rows, w.cols, w.aux, x, n, y, bias, acc);
+template <class Fmt, int NT, int R, int M>
+void launch_gemv(const GemvArgs& a, cudaStream_t s) {
+  int64_t warps = 0;
+  for (int m = 0; m < (M == 2 ? 1 : a.count); ++m) warps += (a.rows[m] + R - 1) / R;
+  gemv_kernel<Fmt, NT, R, M><<<blocks_for(warps, kWarpsPerBlock), kWarpsPerBlock * 32, 0, s>>>(a);
+}
+
+template <int M>
+void dispatch_gemv(GpuLayout layout, const GemvArgs& a, cudaStream_t s) {
+  with_format(layout, [&](auto fmt) {
+    using Fmt = decltype(fmt);
+    // One token: a row per warp, loads four units deep. More: four rows per warp, so each
+    // activation load serves four rows.
+    if (a.n == 1) launch_gemv<Fmt, 1, 1, M>(a, s);
+    else if (a.n <= 4) launch_gemv<Fmt, 4, 4, M>(a, s);
+    else launch_gemv<Fmt, 8, 4, M>(a, s);
+  });
+  BRISK_LAUNCH_CHECK();
+}
+
+GemvArgs base_args(const GpuMatrix& w, const float* x, int64_t n) {
+  if (n <= 0 || n > kGemvMaxTokens) throw Error(ErrorCode::kInternal, "gemv over " + std::to_string(n) + " tokens");
+  GemvArgs a{};
+  a.row_bytes = w.row_bytes;
+  a.cols = w.cols;
+  a.x = x;
+  a.n = int(n);
+  return a;
 }
 
 }  // namespace
 
 void gemv(const GpuMatrix& w, const float* x, int64_t n, float* y, const float* bias, bool accumulate,
           cudaStream_t s) {
-  if (n <= 0 || n > kGemvMaxTokens) throw Error(ErrorCode::kInternal, "gemv over " + std::to_string(n) + " tokens");
-  with_format(w.layout, [&](auto fmt) {
-    using Fmt = decltype(fmt);
-    if (n == 1) launch_gemv<Fmt, 1>(w, x, 1, y, bias, accumulate, s);
-    else if (n <= 4) launch_gemv<Fmt, 4>(w, x, int(n), y, bias, accumulate, s);
-    else launch_gemv<Fmt, 8>(w, x, int(n), y, bias, accumulate, s);
-  });
-  BRISK_LAUNCH_CHECK();
+  const GpuMatrix* ws[1] = {&w};
+  float* ys[1] = {y};
+  const float* bs[1] = {bias};
+  gemv_multi(ws, ys, bs, 1, x, n, accumulate, s);
+}
+
+void gemv_multi(const GpuMatrix* const* ws, float* const* ys, const float* const* biases, int count, const float* x,
+                int64_t n, bool accumulate, cudaStream_t s) {
+  GemvArgs a = base_args(*ws[0], x, n);
+  a.count = count;
+  a.accumulate = accumulate;
+  for (int i = 0; i < count; ++i) {
+    a.w[i] = ws[i]->data, a.rows[i] = ws[i]->rows, a.aux[i] = ws[i]->aux, a.y[i] = ys[i], a.bias[i] = biases[i];
+  }
+  dispatch_gemv<1>(ws[0]->layout, a, s);
+}
+
+void gemv_gated(const GpuMatrix& gate, const GpuMatrix& up, const float* x, int64_t n, Activation act, float* out,
+                cudaStream_t s) {
+  GemvArgs a = base_args(gate, x, n);
+  a.count = 2;
+  a.gated = true;
+  a.gelu = act == Activation::GeluTanh;
+  a.w[0] = gate.data, a.w[1] = up.data;
+  a.rows[0] = a.rows[1] = gate.rows;
+  a.aux[0] = gate.aux, a.aux[1] = up.aux;
+  a.y[0] = out;
+  dispatch_gemv<2>(gate.layout, a, s);
 }
 
 void dequantize_matrix(const GpuMatrix& w, void* out, bool to_f32, cudaStream_t s) {

@@ -27,6 +27,12 @@ constexpr int64_t kGemvMaxTokens = 8;
 // y[t][r] = W[r] . x[t] (+ bias[r]) (+ y[t][r] when accumulate), t < n <= kGemvMaxTokens.
 void gemv(const GpuMatrix& w, const float* x, int64_t n, float* y, const float* bias, bool accumulate,
           cudaStream_t s);
+// Several matrices of one layout and width against the same x in one launch (count <= 3).
+void gemv_multi(const GpuMatrix* const* ws, float* const* ys, const float* const* biases, int count, const float* x,
+                int64_t n, bool accumulate, cudaStream_t s);
+// out[t][r] = act(gate[r] . x[t]) * (up[r] . x[t]): the MLP's two projections in one pass.
+void gemv_gated(const GpuMatrix& gate, const GpuMatrix& up, const float* x, int64_t n, Activation act, float* out,
+                cudaStream_t s);
 // out[r][c] = W[r][c] as bf16 (F16 weights as f16; float32 when to_f32), for the GEMM path.
 void dequantize_matrix(const GpuMatrix& w, void* out, bool to_f32, cudaStream_t s);
 // out[t] = W[ids[t]] * scale, float32.
