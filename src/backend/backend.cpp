@@ -39,4 +39,11 @@ void Backend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, 
   act_mul(out, scratch, n * gate.rows, act, out);
 }
 
+void Backend::rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
+                            const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer) {
+  rope(q, n, n_heads, positions, cfg);
+  rope(k, n, kv.n_kv_heads, positions, cfg);
+  kv_write(kv, layer, k, v, n, positions, seqs);
+}
+
 }  // namespace brisk

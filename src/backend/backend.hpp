@@ -20,6 +20,7 @@ struct WeightView {
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
+  const float* scales = nullptr;  // I8 only: one per row
 };
 
 // A weight resident on the backend, still in its dtype.
@@ -31,6 +32,7 @@ struct DeviceWeight {
   uint64_t row_bytes = 0;
   const void* data = nullptr;
   const void* aux = nullptr;  // backend-private companion data (e.g. scales of a repacked layout)
+  const float* scales = nullptr;  // I8: per-row scales, backend memory
   bool present() const { return data != nullptr; }
 };
 
@@ -147,6 +149,10 @@ class Backend {
   virtual void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) = 0;
   virtual void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
                         const int32_t* positions, const int32_t* seqs) = 0;
+  // rope on q (n_heads) and k (kv.n_kv_heads) of n tokens, then k and v into the layer's
+  // cache: the three ops above in one pass where a backend fuses them.
+  virtual void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
+                             const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer);
   // Causal attention of n queries (at `positions`, of sequences `seqs`) over the layer's cache.
   // q and out are [n, n_heads * head_dim]; every key of the query's sequence at a position <=
   // the query's must already be written.

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   add("inspect", "show a checkpoint's architecture, hyperparameters and tensors", brisk::cli::add_inspect);
   add("bench", "measure prefill and decode speed against the device's limits", brisk::cli::add_bench);
   add("logits", "write the logits of every position of a token sequence (for reference checks)", brisk::cli::add_logits);
+  add("quantize", "rewrite a GGUF file's matrices in another format (i8: packed int8 for the GPU)", brisk::cli::add_quantize);
   add("gen-model", "write a deterministic synthetic checkpoint with random weights", brisk::cli::add_gen_model);
   try {
     app.parse(argc, argv);

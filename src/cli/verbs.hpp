@@ -17,6 +17,7 @@ Action add_inspect(CLI::App& app);
 Action add_gen_model(CLI::App& app);
 Action add_bench(CLI::App& app);
 Action add_logits(CLI::App& app);
+Action add_quantize(CLI::App& app);
 
 // The model scripts/setup installs, used when -m is not given.
 std::string default_model_path();

@@ -159,11 +159,9 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
     cb("Kcur_normed", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
   }
   const RopeConfig& rope = sliding ? rope_local_ : rope_global_;
-  backend_.rope(q_, n, hp_.n_heads, in.positions, rope);
-  backend_.rope(k_, n, hp_.n_kv_heads, in.positions, rope);
+  backend_.rope_kv_write(q_, k_, v_, n, hp_.n_heads, in.positions, in.seqs, rope, kv, il);
   cb("Qcur_rope", il, q_, n, int64_t(hp_.n_heads) * hd);
   cb("Kcur_rope", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
-  backend_.kv_write(kv, il, k_, v_, n, in.positions, in.seqs);
   AttentionConfig ac{hp_.n_heads, hp_.n_kv_heads, hd, hp_.query_scale, sliding ? hp_.sliding_window : 0,
                      in.single_seq || in.seqs == nullptr};
   backend_.attention(q_, kv, il, n, in.positions, in.seqs, ac, att_);

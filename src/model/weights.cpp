@@ -51,7 +51,21 @@ class Mapper {
                   t->name);
     if (!dtype_bytes(t->dtype, uint64_t(cols)))
       throw Error(ErrorCode::kFormat, "row length is not a whole number of blocks", t->name);
-    return WeightView{t->name, t->dtype, rows, cols, t->data};
+    WeightView v{t->name, t->dtype, rows, cols, t->data};
+    if (t->dtype == DType::I8) v.scales = row_scales(*t, rows);
+    return v;
+  }
+
+  // The companion tensor of an I8 matrix: float32 [rows] named <name>_scale.
+  const float* row_scales(const TensorInfo& t, int64_t rows) {
+    const TensorInfo* s = c_.find(t.name + "_scale");
+    if (!s) throw Error(ErrorCode::kFormat, "I8 tensor without its " + t.name + "_scale tensor", t.name);
+    if (s->dtype != DType::F32 || s->numel() != rows)
+      throw Error(ErrorCode::kFormat, "scale tensor must be F32 with one value per row (" + std::to_string(rows) + ")",
+                  s->name);
+    if (reinterpret_cast<uintptr_t>(s->data) % alignof(float) != 0)
+      throw Error(ErrorCode::kFormat, "scale tensor is not 4-byte aligned", s->name);
+    return reinterpret_cast<const float*>(s->data);
   }
 
   // A vector converted to float32 (norm weights get Gemma's 1 + w when HParams asks).

@@ -17,6 +17,7 @@ static const DTypeTraits kTraits[] = {
     {DType::Q4_K, "Q4_K", 256, 144},  // f16 d, dmin + 12 bytes of scales + 128 bytes of nibbles
     {DType::Q5_K, "Q5_K", 256, 176},  // as Q4_K + 32 bytes of high bits
     {DType::Q6_K, "Q6_K", 256, 210},  // 128 low nibbles + 64 high bits + 16 int8 scales + f16 d
+    {DType::I8, "I8", 1, 1},          // int8; per-row float scales in <name>_scale
 };
 
 const DTypeTraits* dtype_traits(uint32_t ggml_type) {

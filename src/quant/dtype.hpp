@@ -19,6 +19,9 @@ enum class DType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   BF16 = 30,
+  // brisk's packed int8: plain int8 values, one float32 scale per row in a companion tensor
+  // named <weight>_scale. Not a ggml type: the id is outside ggml's range.
+  I8 = 1024,
 };
 
 struct DTypeTraits {

@@ -2,7 +2,10 @@
 // kernel this build has. The plain float formats (F32, F16, BF16) are handled here.
 #include "quant/quantize.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "base/error.hpp"
@@ -48,6 +51,9 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q4_K: quant::dequantize_q4_k(src, dst, n); return;
     case DType::Q5_K: quant::dequantize_q5_k(src, dst, n); return;
     case DType::Q6_K: quant::dequantize_q6_k(src, dst, n); return;
+    case DType::I8:  // the values; the row's scale is applied by the caller
+      for (int64_t i = 0; i < n; ++i) dst[i] = float(static_cast<const int8_t*>(src)[i]);
+      return;
   }
   throw Error(ErrorCode::kInternal, "dequantize_row: unsupported dtype");
 }
@@ -75,12 +81,29 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q4_K: quant::quantize_q4_k(src, dst, n); return;
     case DType::Q5_K: quant::quantize_q5_k(src, dst, n); return;
     case DType::Q6_K: quant::quantize_q6_k(src, dst, n); return;
+    case DType::I8:
+      throw Error(ErrorCode::kInvalidArgument, "I8 rows carry a scale: use quantize_row_i8");
   }
   throw Error(ErrorCode::kInternal, "quantize_row: unsupported dtype");
 }
 
+float quantize_row_i8(const float* src, int8_t* dst, int64_t n) {
+  float amax = 0.f;
+  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(src[i]));
+  const float scale = amax / 127.f, inv = scale > 0.f ? 1.f / scale : 0.f;
+  for (int64_t i = 0; i < n; ++i) dst[i] = int8_t(std::lround(std::clamp(src[i] * inv, -127.f, 127.f)));
+  return scale;
+}
+
 float dot_row(DType type, const void* w_row, const float* x, int64_t n) {
   check_row(type, n, "dot_row");
+  if (type == DType::I8) {  // as F32 over the int8 values, so the reduction order is the same
+    thread_local std::vector<float> row;
+    row.resize(size_t(n));
+    dequantize_row(type, w_row, row.data(), n);
+    type = DType::F32;
+    w_row = row.data();
+  }
 #if defined(__AVX2__) && defined(__FMA__)
   return quant::dot_row_avx2(type, w_row, x, n);
 #else

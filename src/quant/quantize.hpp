@@ -20,6 +20,9 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 // accumulation is float32; SIMD (AVX2/FMA) when built with it.
 float dot_row(DType type, const void* w_row, const float* x, int64_t n);
 
+// I8: dst = round(src / scale) with scale = max|src| / 127; returns the scale.
+float quantize_row_i8(const float* src, int8_t* dst, int64_t n);
+
 // The int8 alternative (llama.cpp's approach): quantize x once per matvec into 32-element
 // blocks (float scale, int8 levels), then each row's dot is integer products per block and
 // one float FMA per block. Faster than dot_row for the block formats, less exact (x is

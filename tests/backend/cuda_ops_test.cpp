@@ -82,6 +82,7 @@ class CudaOps : public ::testing::Test {
 
 struct Weight {
   std::vector<uint8_t> bytes;
+  std::vector<float> scales;  // I8
   WeightView view;
 };
 
@@ -90,19 +91,26 @@ Weight make_weight(DType t, int64_t rows, int64_t cols, uint32_t seed) {
   const uint64_t rb = *dtype_bytes(t, uint64_t(cols));
   w.bytes.resize(rb * uint64_t(rows));
   auto x = randn(size_t(rows * cols), seed, 0.5f);
-  for (int64_t r = 0; r < rows; ++r) quantize_row(t, x.data() + r * cols, w.bytes.data() + r * rb, cols);
-  w.view = WeightView{"w", t, rows, cols, w.bytes.data()};
+  if (t == DType::I8) w.scales.resize(size_t(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    if (t == DType::I8)
+      w.scales[size_t(r)] = quantize_row_i8(x.data() + r * cols, reinterpret_cast<int8_t*>(w.bytes.data() + r * rb), cols);
+    else
+      quantize_row(t, x.data() + r * cols, w.bytes.data() + r * rb, cols);
+  }
+  w.view = WeightView{"w", t, rows, cols, w.bytes.data(), t == DType::I8 ? w.scales.data() : nullptr};
   return w;
 }
 
-const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0,
-                        DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::I8,
+                        DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 TEST_F(CudaOps, MatmulEveryFormatAndShape) {
   uint32_t seed = 1;
   for (DType t : kTypes) {
     const bool k = dtype_traits(t).block_elems == 256;
     for (int64_t cols : k ? std::vector<int64_t>{256, 768, 3584} : std::vector<int64_t>{96, 352, 1024}) {
+      if (t == DType::I8 && cols % 16) continue;
       for (int64_t rows : {1, 7, 33, 257, 1000}) {
         Weight w = make_weight(t, rows, cols, seed++);
         DeviceWeight gw = gpu_->upload(w.view), cw = cpu_->upload(w.view), ew = exact_->upload(w.view);
@@ -250,6 +258,36 @@ TEST_F(CudaOps, RopeBothPairingsAndScalings) {
         EXPECT_LT(rel_err(host(*gpu_, gx, x.size()), host(*cpu_, cx, x.size())), 2e-5) << hd << " " << variant;
       }
     }
+  }
+}
+
+TEST_F(CudaOps, FusedRopeAndKvWrite) {
+  for (int hd : {64, 128}) {
+    RopeConfig cfg;
+    cfg.head_dim = hd;
+    cfg.theta = 1e6f;
+    const int64_t n = 19, cap = 40;
+    const int heads = 7, kvh = 3;
+    std::vector<int32_t> pos(static_cast<size_t>(n)), seq(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = int32_t((i * 7) % cap), seq[size_t(i)] = int32_t(i % 2);
+    auto q = randn(size_t(n * heads * hd), 1), k = randn(size_t(n * kvh * hd), 2), v = randn(size_t(n * kvh * hd), 3);
+    std::vector<std::vector<float>> out[2];
+    int i = 0;
+    for (Backend* b : {gpu_.get(), cpu_.get()}) {
+      KvCache kv = b->alloc_kv(2, kvh, hd, cap, 2);
+      std::vector<float> zeros(size_t(kv.layer_stride() * 2), 0.f);
+      b->from_host(zeros.data(), kv.k, int64_t(zeros.size()));
+      b->from_host(zeros.data(), kv.v, int64_t(zeros.size()));
+      float *bq = dev(*b, q), *bk = dev(*b, k), *bv = dev(*b, v);
+      b->rope_kv_write(bq, bk, bv, n, heads, dev_ids(*b, pos), dev_ids(*b, seq), cfg, kv, 1);
+      out[i].push_back(host(*b, bq, q.size()));
+      out[i].push_back(host(*b, bk, k.size()));
+      out[i].push_back(host(*b, kv.k, zeros.size()));
+      out[i].push_back(host(*b, kv.v, zeros.size()));
+      b->release_kv(kv);
+      ++i;
+    }
+    for (size_t j = 0; j < 4; ++j) EXPECT_LT(rel_err(out[0][j], out[1][j]), 2e-5) << "hd " << hd << " output " << j;
   }
 }
 

@@ -3,7 +3,9 @@
 
 #include <array>
 #include <cstdio>
+#include <cmath>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 
 #include "test_paths.hpp"
@@ -99,6 +101,43 @@ TEST_F(Cli, BadInputGivesAClearErrorAndExitStatus1) {
   r = brisk("inspect " + std::string(BRISK_SOURCE_DIR) + "/README.md");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("unrecognised checkpoint"), std::string::npos) << r.out;
+}
+
+std::vector<float> read_f32(const std::string& path) {
+  std::vector<float> v;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return v;
+  float x;
+  while (std::fread(&x, 4, 1, f) == 1) v.push_back(x);
+  std::fclose(f);
+  return v;
+}
+
+// brisk quantize to the packed int8 format keeps the model's logits close (per-row scales),
+// runs through every command, and a file whose scales are missing is refused clearly.
+TEST_F(Cli, QuantizeToPackedInt8) {
+  const std::string dir = brisk::test::scratch_dir();
+  const std::string src = dir + "/bf16.gguf", i8 = dir + "/i8.gguf";
+  ASSERT_EQ(brisk("gen-model --arch llama --size small --dtype bf16 --seed 4 " + src).status, 0);
+  Result q = brisk("quantize " + src + " " + i8 + " --type i8");
+  ASSERT_EQ(q.status, 0) << q.out;
+  EXPECT_NE(q.out.find("as I8"), std::string::npos) << q.out;
+  const std::string toks = "--tokens 1,17,300,4000,9,77 --device cpu --exact -o ";
+  ASSERT_EQ(brisk("logits -m " + src + " " + toks + dir + "/a.f32").status, 0);
+  ASSERT_EQ(brisk("logits -m " + i8 + " " + toks + dir + "/b.f32").status, 0);
+  auto a = read_f32(dir + "/a.f32"), b = read_f32(dir + "/b.f32");
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) num += (a[i] - b[i]) * (a[i] - b[i]), den += a[i] * a[i];
+  EXPECT_LT(std::sqrt(num / den), 0.03);  // int8 with per-row scales: ~1% measured
+  EXPECT_GT(std::sqrt(num / den), 0.0);    // and it did change the weights
+  Result i = brisk("inspect " + i8);
+  EXPECT_NE(i.out.find("I8"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("_scale"), std::string::npos) << i.out;
+  Result bad = brisk("quantize " + src + " " + dir + "/x.gguf --type q9");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("unknown type"), std::string::npos) << bad.out;
 }
 
 TEST(CliDefaultModel, RunsWithoutDashM) {

@@ -30,6 +30,8 @@ DeviceWeight CpuBackend::upload(const WeightView& w) {
                                                dtype_name(w.dtype) + " blocks", w.name);
   d.row_bytes = *rb;
   d.data = w.data;
+  d.scales = w.scales;
+  if (w.dtype == DType::I8 && !w.scales) throw Error(ErrorCode::kFormat, "I8 weight without scales", w.name);
   return d;
 }
 
@@ -53,8 +55,9 @@ void CpuBackend::embed(const DeviceWeight& table, const int32_t* ids, int64_t n,
       const auto* row = static_cast<const uint8_t*>(table.data) + uint64_t(ids[t]) * table.row_bytes;
       float* o = out + t * dim;
       dequantize_row(table.dtype, row, o, dim);
-      if (scale != 1.f)
-        for (int64_t i = 0; i < dim; ++i) o[i] *= scale;
+      const float s = scale * (table.scales ? table.scales[ids[t]] : 1.f);
+      if (s != 1.f)
+        for (int64_t i = 0; i < dim; ++i) o[i] *= s;
     }
   });
 }

@@ -14,6 +14,9 @@ namespace brisk {
 // From this many tokens on, dequantizing a row once beats decoding its blocks per token.
 constexpr int64_t kDequantizeFromTokens = 4;
 
+// I8 rows carry a float scale; every other dtype scales itself.
+inline float row_scale(const DeviceWeight& w, int64_t r) { return w.scales ? w.scales[r] : 1.f; }
+
 // The epilogue every path shares: optional bias, then overwrite or accumulate (residual).
 inline void store(float& out, float dot, const float* bias, int64_t row, bool accumulate) {
   if (bias) dot += bias[row];
@@ -52,7 +55,7 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
       const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
       if (n < kDequantizeFromTokens) {
         for (int64_t t = 0; t < n; ++t) {
-          store(y[t * rows + r], dot_row(w.dtype, raw, x + t * cols, cols), b, r, accumulate);
+          store(y[t * rows + r], dot_row(w.dtype, raw, x + t * cols, cols) * row_scale(w, r), b, r, accumulate);
         }
         continue;
       }
@@ -62,7 +65,7 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
         row = scratch.data();
       }
       for (int64_t t = 0; t < n; ++t) {
-        store(y[t * rows + r], dot_row(DType::F32, row, x + t * cols, cols), b, r, accumulate);
+        store(y[t * rows + r], dot_row(DType::F32, row, x + t * cols, cols) * row_scale(w, r), b, r, accumulate);
       }
     }
   }, 8);

@@ -35,6 +35,7 @@ GpuLayout layout_of(DType t) {
     case DType::Q4_K: return GpuLayout::Q4_K;
     case DType::Q5_K: return GpuLayout::Q5_K;
     case DType::Q6_K: return GpuLayout::Q6_K;
+    case DType::I8: return GpuLayout::I8;
   }
   throw Error(ErrorCode::kUnsupported, std::string("the CUDA backend has no kernels for ") + dtype_name(t));
 }
@@ -140,6 +141,7 @@ GpuMatrix CudaBackend::matrix(const DeviceWeight& w) {
   m.row_bytes = w.row_bytes;
   m.rows = w.rows, m.cols = w.cols;
   if (w.dtype == DType::Q8_0) m.aux = RowAux{static_cast<const float*>(w.aux), w.cols / 32, 32};
+  if (w.dtype == DType::I8) m.aux = RowAux{static_cast<const float*>(w.aux), 1, int(w.cols)};
   return m;
 }
 
@@ -148,6 +150,8 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
   if (!file_rb) throw Error(ErrorCode::kFormat, "row is not whole blocks", w.name);
   layout_of(w.dtype);  // throws for a dtype without kernels
   const bool plain = w.dtype == DType::F32 || w.dtype == DType::F16 || w.dtype == DType::BF16;
+  if (w.dtype == DType::I8 && w.cols % 16 != 0)
+    throw Error(ErrorCode::kUnsupported, "the CUDA backend needs I8 rows of a multiple of 16 elements", w.name);
   if (plain && w.rows > 1 && w.cols % 8 != 0)
     throw Error(ErrorCode::kUnsupported, "the CUDA backend needs matrix rows of a multiple of 8 elements, not " +
                                              std::to_string(w.cols), w.name);
@@ -182,7 +186,23 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
     }
     d.aux = scales;
   }
+  if (w.dtype == DType::I8) {  // the per-row scales, as they are
+    if (!w.scales) throw Error(ErrorCode::kFormat, "I8 weight without scales", w.name);
+    auto* scales = static_cast<float*>(device_alloc(uint64_t(w.rows) * 4, "scales of " + w.name));
+    uploads_.push_back(scales);
+    BRISK_CUDA_CHECK(cudaMemcpy(scales, w.scales, uint64_t(w.rows) * 4, cudaMemcpyHostToDevice));
+    d.aux = d.scales = scales;
+  }
   return d;
+}
+
+// The GEMV streams any format for up to kGemvMaxTokens tokens; 16-bit weights go to the
+// tensor cores from 2 tokens on (they need no dequantizing, and cuBLASLt reads them once),
+// except in exact mode, whose GEMMs are float32.
+bool CudaBackend::use_gemv(const DeviceWeight& w, int64_t n) const {
+  if (n > kGemvMaxTokens) return false;
+  const bool sixteen = w.dtype == DType::BF16 || w.dtype == DType::F16;
+  return n == 1 || exact_ || !sixteen;
 }
 
 void* CudaBackend::alloc_bytes(uint64_t bytes) {
@@ -243,7 +263,7 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
                          bool accumulate) {
   const GpuMatrix m = matrix(w);
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
-  if (n <= kGemvMaxTokens) {
+  if (use_gemv(w, n)) {
     gemv(m, x, n, y, b, accumulate, stream_);
     return;
   }
@@ -268,7 +288,7 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
 
 void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
                                const DeviceWeight* const* biases, int count) {
-  bool same = n <= kGemvMaxTokens && count <= 3;
+  bool same = use_gemv(*ws[0], n) && count <= 3;
   for (int i = 1; i < count; ++i) same &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols;
   if (!same) return Backend::matmul_multi(x, n, ws, ys, biases, count);
   GpuMatrix m[3];
@@ -284,7 +304,7 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
 
 void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
                                Activation act, float* out, float* scratch) {
-  if (n > kGemvMaxTokens || gate.dtype != up.dtype || gate.rows != up.rows)
+  if (!use_gemv(gate, n) || gate.dtype != up.dtype || gate.rows != up.rows)
     return Backend::matmul_gated(x, n, gate, up, act, out, scratch);
   gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_);
 }
@@ -302,6 +322,12 @@ const float* CudaBackend::inv_freq(const RopeConfig& cfg) {
 
 void CudaBackend::rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) {
   cuda::rope(x, n, n_heads, cfg.head_dim, positions, inv_freq(cfg), cfg.linear_factor, cfg.style, stream_);
+}
+
+void CudaBackend::rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
+                                const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer) {
+  cuda::rope_kv_write(q, k, v, n, n_heads, positions, seqs, inv_freq(cfg), cfg.linear_factor, cfg.style, kv, layer,
+                      stream_);
 }
 
 void CudaBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,

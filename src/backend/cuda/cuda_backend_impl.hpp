@@ -37,6 +37,8 @@ class CudaBackend final : public Backend {
   void matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up, Activation act,
                     float* out, float* scratch) override;
   void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) override;
+  void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
+                     const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer) override;
   void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
                 const int32_t* seqs) override;
   void attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
@@ -58,6 +60,7 @@ class CudaBackend final : public Backend {
 
  private:
   void* device_alloc(uint64_t bytes, const std::string& what);
+  bool use_gemv(const DeviceWeight& w, int64_t n) const;
   void* scratch(std::vector<void*>& slot, size_t index, uint64_t bytes);
   const float* inv_freq(const RopeConfig& cfg);
 

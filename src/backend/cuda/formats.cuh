@@ -25,6 +25,13 @@ constexpr int kQ6KPaddedBytes = 224;
 
 __device__ __forceinline__ uint4 load16(const uint8_t* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
 
+// Byte i of a 16-byte value held in registers. A run-time i selects among the four words
+// instead of indexing memory, which would move the value to local memory.
+__device__ __forceinline__ uint32_t byte_at(const uint4& v, int i) {
+  const uint32_t w = i < 8 ? (i < 4 ? v.x : v.y) : (i < 12 ? v.z : v.w);
+  return (w >> ((i & 3) * 8)) & 0xffu;
+}
+
 struct FmtF32 {
   static constexpr int kRuns = 1, kRunLen = 4;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 4; }
@@ -75,10 +82,9 @@ struct FmtI8 {
   using Raw = uint4;
   __device__ static Raw load(const uint8_t* row, int64_t u) { return load16(row + u * 16); }
   __device__ static void decode(const Raw& v, int64_t r, int64_t u, const RowAux& aux, float* w, int64_t* start) {
-    const int8_t* q = reinterpret_cast<const int8_t*>(&v);
     const float s = __ldg(aux.scales + r * aux.groups + (u * 16) / aux.group_elems);
 #pragma unroll
-    for (int i = 0; i < 16; ++i) w[i] = float(q[i]) * s;
+    for (int i = 0; i < 16; ++i) w[i] = float(int8_t(byte_at(v, i))) * s;
     start[0] = u * 16;
   }
 };
@@ -119,13 +125,15 @@ struct FmtQ5_0 {
   }
 };
 
-// Q4_K / Q5_K scale and min of sub-block j (ggml's get_scale_min_k4).
-__device__ __forceinline__ void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
+// Q4_K / Q5_K scale and min of sub-block j (ggml's get_scale_min_k4); the 12 packed bytes
+// are bytes 4..15 of the block's first 16.
+__device__ __forceinline__ void scale_min_k4(int j, const uint4& hdr, int& sc, int& m) {
+  auto q = [&](int i) { return int(byte_at(hdr, 4 + i)); };
   if (j < 4) {
-    sc = q[j] & 63, m = q[j + 4] & 63;
+    sc = q(j) & 63, m = q(j + 4) & 63;
   } else {
-    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    sc = (q(j + 4) & 0xF) | ((q(j - 4) >> 6) << 4);
+    m = (q(j + 4) >> 4) | ((q(j) >> 6) << 4);
   }
 }
 
@@ -143,18 +151,17 @@ struct FmtQ4_K {
   }
   __device__ static void decode(const Raw& raw, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const int part = int(u & 7), g = part >> 1, half = part & 1;
-    const uint8_t* h = reinterpret_cast<const uint8_t*>(&raw.hdr);
-    const float d = f16_bits_to_float(uint16_t(h[0] | (h[1] << 8)));
-    const float dmin = f16_bits_to_float(uint16_t(h[2] | (h[3] << 8)));
+    const float d = f16_bits_to_float(uint16_t(raw.hdr.x & 0xffffu));
+    const float dmin = f16_bits_to_float(uint16_t(raw.hdr.x >> 16));
     int sc0, m0, sc1, m1;
-    scale_min_k4(2 * g, h + 4, sc0, m0);
-    scale_min_k4(2 * g + 1, h + 4, sc1, m1);
+    scale_min_k4(2 * g, raw.hdr, sc0, m0);
+    scale_min_k4(2 * g + 1, raw.hdr, sc1, m1);
     const float d0 = d * float(sc0), mm0 = dmin * float(m0), d1 = d * float(sc1), mm1 = dmin * float(m1);
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(&raw.q);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      w[j] = d0 * float(q[j] & 0xF) - mm0;
-      w[16 + j] = d1 * float(q[j] >> 4) - mm1;
+      const uint32_t q = byte_at(raw.q, j);
+      w[j] = d0 * float(q & 0xF) - mm0;
+      w[16 + j] = d1 * float(q >> 4) - mm1;
     }
     const int64_t base = (u >> 3) * 256 + g * 64 + half * 16;
     start[0] = base, start[1] = base + 32;
@@ -174,20 +181,18 @@ struct FmtQ5_K {
   }
   __device__ static void decode(const Raw& raw, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const int part = int(u & 7), g = part >> 1, half = part & 1;
-    const uint8_t* h = reinterpret_cast<const uint8_t*>(&raw.hdr);
-    const float d = f16_bits_to_float(uint16_t(h[0] | (h[1] << 8)));
-    const float dmin = f16_bits_to_float(uint16_t(h[2] | (h[3] << 8)));
+    const float d = f16_bits_to_float(uint16_t(raw.hdr.x & 0xffffu));
+    const float dmin = f16_bits_to_float(uint16_t(raw.hdr.x >> 16));
     int sc0, m0, sc1, m1;
-    scale_min_k4(2 * g, h + 4, sc0, m0);
-    scale_min_k4(2 * g + 1, h + 4, sc1, m1);
+    scale_min_k4(2 * g, raw.hdr, sc0, m0);
+    scale_min_k4(2 * g + 1, raw.hdr, sc1, m1);
     const float d0 = d * float(sc0), mm0 = dmin * float(m0), d1 = d * float(sc1), mm1 = dmin * float(m1);
-    const uint8_t* qh = reinterpret_cast<const uint8_t*>(&raw.qh);  // qh[l] for l in this unit's 16
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(&raw.q);
-    const int u1 = 1 << (2 * g), u2 = 2 << (2 * g);
+    const uint32_t u1 = 1u << (2 * g), u2 = 2u << (2 * g);  // raw.qh byte l holds element l's 5th bits
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      w[j] = d0 * float((q[j] & 0xF) + ((qh[j] & u1) ? 16 : 0)) - mm0;
-      w[16 + j] = d1 * float((q[j] >> 4) + ((qh[j] & u2) ? 16 : 0)) - mm1;
+      const uint32_t q = byte_at(raw.q, j), qh = byte_at(raw.qh, j);
+      w[j] = d0 * float((q & 0xF) + ((qh & u1) ? 16 : 0)) - mm0;
+      w[16 + j] = d1 * float((q >> 4) + ((qh & u2) ? 16 : 0)) - mm1;
     }
     const int64_t base = (u >> 3) * 256 + g * 64 + half * 16;
     start[0] = base, start[1] = base + 32;
@@ -210,18 +215,18 @@ struct FmtQ6_K {
   }
   __device__ static void decode(const Raw& raw, int64_t, int64_t u, const RowAux&, float* w, int64_t* start) {
     const int hh = int((u >> 1) & 1), l0 = int(u & 1) * 16;
-    const uint8_t* qa = reinterpret_cast<const uint8_t*>(&raw.a);
-    const uint8_t* qb = reinterpret_cast<const uint8_t*>(&raw.b);
-    const uint8_t* qh = reinterpret_cast<const uint8_t*>(&raw.h);
-    const int8_t* sc = reinterpret_cast<const int8_t*>(&raw.s) + 8 * hh + l0 / 16;
+
+    const int si = 8 * hh + l0 / 16;
+    auto sc = [&](int k) { return float(int8_t(byte_at(raw.s, si + k))); };
     const float d = f16_bits_to_float(uint16_t(raw.d.x & 0xffffu));
-    const float s0 = d * float(sc[0]), s1 = d * float(sc[2]), s2 = d * float(sc[4]), s3 = d * float(sc[6]);
+    const float s0 = d * sc(0), s1 = d * sc(2), s2 = d * sc(4), s3 = d * sc(6);
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      w[j] = s0 * float(int((qa[j] & 0xF) | (((qh[j] >> 0) & 3) << 4)) - 32);
-      w[16 + j] = s1 * float(int((qb[j] & 0xF) | (((qh[j] >> 2) & 3) << 4)) - 32);
-      w[32 + j] = s2 * float(int((qa[j] >> 4) | (((qh[j] >> 4) & 3) << 4)) - 32);
-      w[48 + j] = s3 * float(int((qb[j] >> 4) | (((qh[j] >> 6) & 3) << 4)) - 32);
+      const uint32_t qa = byte_at(raw.a, j), qb = byte_at(raw.b, j), qh = byte_at(raw.h, j);
+      w[j] = s0 * float(int((qa & 0xF) | (((qh >> 0) & 3) << 4)) - 32);
+      w[16 + j] = s1 * float(int((qb & 0xF) | (((qh >> 2) & 3) << 4)) - 32);
+      w[32 + j] = s2 * float(int((qa >> 4) | (((qh >> 4) & 3) << 4)) - 32);
+      w[48 + j] = s3 * float(int((qb >> 4) | (((qh >> 6) & 3) << 4)) - 32);
     }
     const int64_t base = (u >> 2) * 256 + 128 * hh + l0;
     start[0] = base, start[1] = base + 32, start[2] = base + 64, start[3] = base + 96;

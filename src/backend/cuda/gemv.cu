@@ -3,6 +3,8 @@
 // a batch of decode tokens reads the weights once. The bar is HBM bandwidth: loads are
 // coalesced across the warp, several units are in flight per lane, and bias/residual are
 // applied in the epilogue instead of in separate passes.
+#include <algorithm>
+
 #include "backend/cuda/kernels.cuh"
 
 namespace brisk::cuda {
@@ -37,12 +39,23 @@ __device__ __forceinline__ float activate(float g, bool gelu) {
 // and NT tokens. Each lane walks units lane, lane + 32, ... issuing U units' loads before
 // decoding any, so enough bytes are in flight to cover HBM latency.
 template <class Fmt, int NT, int R, int M>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32) gemv_kernel(const GemvArgs a) {
+__device__ __forceinline__ void gemv_rows(const GemvArgs& a, int64_t warp);
+
+// The grid is sized to the resident warps (a persistent grid), and each warp takes row
+// groups total_warps apart, so there is no tail wave of partly idle blocks.
+template <class Fmt, int NT, int R, int M>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32) gemv_kernel(const GemvArgs a, int64_t groups) {
+  for (int64_t g = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32; g < groups;
+       g += int64_t(gridDim.x) * kWarpsPerBlock)
+    gemv_rows<Fmt, NT, R, M>(a, g);
+}
+
+template <class Fmt, int NT, int R, int M>
+__device__ __forceinline__ void gemv_rows(const GemvArgs& a, int64_t warp) {
   constexpr int U = (R * M == 1) ? 4 : (R * M == 2 ? 2 : 1);
   constexpr int E = Fmt::kRuns * Fmt::kRunLen;
-  int64_t warp = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   int mat = 0;
-  if (M == 1) {  // find this warp's matrix among a.count
+  if (M == 1) {  // find this row group's matrix among a.count
     while (mat + 1 < a.count && warp >= (a.rows[mat] + R - 1) / R) warp -= (a.rows[mat] + R - 1) / R, ++mat;
   }
   const int64_t r0 = warp * R;
@@ -168,9 +181,19 @@ __global__ void embed_kernel(const uint8_t* __restrict__ W, uint64_t row_bytes, 
 
 template <class Fmt, int NT, int R, int M>
 void launch_gemv(const GemvArgs& a, cudaStream_t s) {
-  int64_t warps = 0;
-  for (int m = 0; m < (M == 2 ? 1 : a.count); ++m) warps += (a.rows[m] + R - 1) / R;
-  gemv_kernel<Fmt, NT, R, M><<<blocks_for(warps, kWarpsPerBlock), kWarpsPerBlock * 32, 0, s>>>(a);
+  int64_t groups = 0;
+  for (int m = 0; m < (M == 2 ? 1 : a.count); ++m) groups += (a.rows[m] + R - 1) / R;
+  static int resident = 0;  // blocks of this instance the whole GPU holds at once
+  if (resident == 0) {
+    int dev = 0, sms = 0, per_sm = 0;
+    BRISK_CUDA_CHECK(cudaGetDevice(&dev));
+    BRISK_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BRISK_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gemv_kernel<Fmt, NT, R, M>,
+                                                                   kWarpsPerBlock * 32, 0));
+    resident = std::max(1, sms * per_sm);
+  }
+  const int64_t blocks = std::min<int64_t>(blocks_for(groups, kWarpsPerBlock), resident);
+  gemv_kernel<Fmt, NT, R, M><<<unsigned(blocks), kWarpsPerBlock * 32, 0, s>>>(a, groups);
 }
 
 template <int M>
@@ -179,9 +202,11 @@ void dispatch_gemv(GpuLayout layout, const GemvArgs& a, cudaStream_t s) {
     using Fmt = decltype(fmt);
     // One token: a row per warp, loads four units deep. More: four rows per warp, so each
     // activation load serves four rows.
+    // Formats whose units decode to many values keep one row per warp (registers).
+    constexpr int R = Fmt::kRuns * Fmt::kRunLen <= 16 ? 4 : 1;
     if (a.n == 1) launch_gemv<Fmt, 1, 1, M>(a, s);
-    else if (a.n <= 4) launch_gemv<Fmt, 4, 4, M>(a, s);
-    else launch_gemv<Fmt, 8, 4, M>(a, s);
+    else if (a.n <= 4) launch_gemv<Fmt, 4, R, M>(a, s);
+    else launch_gemv<Fmt, 8, R, M>(a, s);
   });
   BRISK_LAUNCH_CHECK();
 }

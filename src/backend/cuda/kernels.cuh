@@ -48,6 +48,9 @@ void add(float* x, const float* y, int64_t n, cudaStream_t s);
 // inv_freq: head_dim / 2 device floats (rope_inverse_frequencies).
 void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positions, const float* inv_freq,
           float linear_factor, RopeStyle style, cudaStream_t s);
+void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
+                   const int32_t* seqs, const float* inv_freq, float linear_factor, RopeStyle style,
+                   const KvCache& kv, int layer, cudaStream_t s);
 void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
               const int32_t* seqs, cudaStream_t s);
 

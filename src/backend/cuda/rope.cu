@@ -36,7 +36,53 @@ __global__ void kv_write_kernel(float* kc, float* vc, int64_t layer_off, int64_t
   vc[off] = v[i];
 }
 
+// rope of q and k heads, rotated k and v into the cache, in one launch.
+__global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, int n_heads, int n_kv, int head_dim,
+                               const int32_t* positions, const int32_t* seqs, const float* __restrict__ inv_freq,
+                               float linear_factor, bool interleaved, float* kc, float* vc, int64_t layer_off,
+                               int64_t seq_stride, int64_t capacity) {
+  const int half = head_dim / 2;
+  const int64_t rot = n * (n_heads + n_kv) * half;
+  int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < rot) {
+    const int pair = int(i % half);
+    const int64_t th = i / half, t = th / (n_heads + n_kv);
+    const int h = int(th % (n_heads + n_kv));
+    const bool is_k = h >= n_heads;
+    float* x = is_k ? k + (t * n_kv + (h - n_heads)) * head_dim : q + (t * n_heads + h) * head_dim;
+    const float angle = float(positions[t]) / linear_factor * inv_freq[pair];
+    float sn, cs;
+    sincosf(angle, &sn, &cs);
+    const int a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
+    const float x0 = x[a], x1 = x[b];
+    const float y0 = x0 * cs - x1 * sn, y1 = x1 * cs + x0 * sn;
+    x[a] = y0, x[b] = y1;
+    if (is_k) {
+      const int64_t off = layer_off + (seqs ? seqs[t] : 0) * seq_stride +
+                          (int64_t(h - n_heads) * capacity + positions[t]) * head_dim;
+      kc[off + a] = y0, kc[off + b] = y1;
+    }
+    return;
+  }
+  i -= rot;
+  if (i >= n * n_kv * head_dim) return;
+  const int64_t t = i / (int64_t(n_kv) * head_dim), hd = i % (int64_t(n_kv) * head_dim);
+  const int64_t off = layer_off + (seqs ? seqs[t] : 0) * seq_stride + (hd / head_dim * capacity + positions[t]) * head_dim +
+                      hd % head_dim;
+  vc[off] = v[i];
+}
+
 }  // namespace
+
+void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
+                   const int32_t* seqs, const float* inv_freq, float linear_factor, RopeStyle style,
+                   const KvCache& kv, int layer, cudaStream_t s) {
+  const int64_t total = n * (n_heads + kv.n_kv_heads) * (kv.head_dim / 2) + n * kv.n_kv_heads * kv.head_dim;
+  rope_kv_kernel<<<blocks_for(total, 256), 256, 0, s>>>(q, k, v, n, n_heads, kv.n_kv_heads, kv.head_dim, positions, seqs,
+                                                        inv_freq, linear_factor, style == RopeStyle::Interleaved, kv.k,
+                                                        kv.v, layer * kv.layer_stride(), kv.seq_stride(), kv.capacity);
+  BRISK_LAUNCH_CHECK();
+}
 
 void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positions, const float* inv_freq,
           float linear_factor, RopeStyle style, cudaStream_t s) {

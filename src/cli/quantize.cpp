@@ -1,0 +1,86 @@
+// brisk quantize: rewrite a GGUF checkpoint's matrices in another format. The target may be
+// any format brisk reads (q8_0, q4_k, q6_k, bf16, ...) or brisk's packed int8 (i8): int8
+// values with one float32 scale per output row (written as a companion tensor
+// <name>_scale), which the GPU streams at one byte per weight. Vectors (norms, biases) and
+// matrices whose rows are not whole blocks of the target stay as they are. Metadata is
+// copied unchanged.
+#include <cstdio>
+#include <cstring>
+
+#include "base/error.hpp"
+#include "base/thread_pool.hpp"
+#include "cli/verbs.hpp"
+#include "format/checkpoint.hpp"
+#include "format/gguf_writer.hpp"
+#include "quant/quantize.hpp"
+
+namespace brisk::cli {
+namespace {
+
+struct QuantizeOptions {
+  std::string in, out, type;
+  int threads = 0;
+};
+
+bool is_matrix(const TensorInfo& t) {
+  return t.shape.size() == 2 && t.shape[0] > 1 && t.name.size() > 6 && t.name.compare(t.name.size() - 6, 6, "weight") == 0;
+}
+
+int quantize(const QuantizeOptions& o) {
+  auto target = dtype_from_name(o.type);
+  if (!target) throw Error(ErrorCode::kInvalidArgument, "unknown type '" + o.type + "'", "--type");
+  auto ckpt = open_checkpoint(o.in);
+  if (ckpt->format != "gguf")
+    throw Error(ErrorCode::kUnsupported, "brisk quantize reads GGUF files (this is " + ckpt->format + ")", o.in);
+  GgufWriter w;
+  for (const auto& [key, value] : ckpt->metadata)
+    if (key != "general.alignment") w.add(key, value);
+  ThreadPool pool(o.threads);
+  int converted = 0, kept = 0;
+  for (const TensorInfo& t : ckpt->tensors) {
+    const int64_t cols = t.shape.empty() ? 0 : t.shape.back();
+    const bool fits = dtype_bytes(*target, uint64_t(cols)).has_value();
+    if (!is_matrix(t) || t.dtype == *target || !fits || t.dtype == DType::I8) {
+      w.add_tensor(t.name, t.dtype, t.shape, std::span<const uint8_t>(t.data, t.nbytes));
+      ++kept;
+      continue;
+    }
+    const int64_t rows = t.shape[0];
+    const uint64_t in_rb = *dtype_bytes(t.dtype, uint64_t(cols)), out_rb = *dtype_bytes(*target, uint64_t(cols));
+    std::vector<uint8_t> bytes(out_rb * uint64_t(rows));
+    std::vector<float> scales(*target == DType::I8 ? size_t(rows) : 0);
+    pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = r0; r < r1; ++r) {
+        dequantize_row(t.dtype, t.data + uint64_t(r) * in_rb, row.data(), cols);
+        uint8_t* dst = bytes.data() + uint64_t(r) * out_rb;
+        if (*target == DType::I8) scales[size_t(r)] = quantize_row_i8(row.data(), reinterpret_cast<int8_t*>(dst), cols);
+        else quantize_row(*target, row.data(), dst, cols);
+      }
+    });
+    w.add_tensor(t.name, *target, t.shape, std::move(bytes));
+    if (*target == DType::I8) {
+      std::vector<uint8_t> sb(scales.size() * 4);
+      std::memcpy(sb.data(), scales.data(), sb.size());
+      w.add_tensor(t.name + "_scale", DType::F32, {rows}, std::move(sb));
+    }
+    ++converted;
+  }
+  w.write(o.out);
+  std::printf("wrote %s: %d matrices as %s, %d tensors kept\n", o.out.c_str(), converted, dtype_name(*target), kept);
+  return 0;
+}
+
+}  // namespace
+
+Action add_quantize(CLI::App& app) {
+  auto o = std::make_shared<QuantizeOptions>();
+  app.add_option("in", o->in, "input GGUF file")->required();
+  app.add_option("out", o->out, "output GGUF file")->required();
+  app.add_option("--type", o->type, "i8 (packed int8, per-row scales), q8_0, q4_k, q6_k, q5_k, q5_0, q4_0, bf16, f16")
+      ->required();
+  app.add_option("-t,--threads", o->threads, "threads (0: one per core)");
+  return [o]() { return quantize(*o); };
+}
+
+}  // namespace brisk::cli
