@@ -33,6 +33,7 @@ struct DeviceWeight {
   const void* data = nullptr;
   const void* aux = nullptr;  // backend-private companion data (e.g. scales of a repacked layout)
   const float* scales = nullptr;  // I8: per-row scales, backend memory
+  uint64_t aux_bytes = 0;         // bytes of aux a product reads besides rows * row_bytes
   bool present() const { return data != nullptr; }
 };
 

@@ -6,6 +6,7 @@
 // copied unchanged.
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
@@ -45,25 +46,33 @@ int quantize(const QuantizeOptions& o) {
       ++kept;
       continue;
     }
+    // Converted when the file is written, one matrix at a time (a 7B model never sits in
+    // memory whole); an I8 matrix's scales are written right after it.
     const int64_t rows = t.shape[0];
-    const uint64_t in_rb = *dtype_bytes(t.dtype, uint64_t(cols)), out_rb = *dtype_bytes(*target, uint64_t(cols));
-    std::vector<uint8_t> bytes(out_rb * uint64_t(rows));
-    std::vector<float> scales(*target == DType::I8 ? size_t(rows) : 0);
-    pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
-      std::vector<float> row(static_cast<size_t>(cols));
-      for (int64_t r = r0; r < r1; ++r) {
-        dequantize_row(t.dtype, t.data + uint64_t(r) * in_rb, row.data(), cols);
-        uint8_t* dst = bytes.data() + uint64_t(r) * out_rb;
-        if (*target == DType::I8) scales[size_t(r)] = quantize_row_i8(row.data(), reinterpret_cast<int8_t*>(dst), cols);
-        else quantize_row(*target, row.data(), dst, cols);
-      }
+    const DType from = t.dtype, to = *target;
+    const uint8_t* src = t.data;
+    auto scales = std::make_shared<std::vector<float>>();
+    w.add_tensor_lazy(t.name, to, t.shape, [&pool, from, to, src, rows, cols, scales] {
+      const uint64_t in_rb = *dtype_bytes(from, uint64_t(cols)), out_rb = *dtype_bytes(to, uint64_t(cols));
+      std::vector<uint8_t> bytes(out_rb * uint64_t(rows));
+      scales->assign(to == DType::I8 ? size_t(rows) : 0, 0.f);
+      pool.parallel_for(rows, [&](int64_t r0, int64_t r1) {
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = r0; r < r1; ++r) {
+          dequantize_row(from, src + uint64_t(r) * in_rb, row.data(), cols);
+          uint8_t* dst = bytes.data() + uint64_t(r) * out_rb;
+          if (to == DType::I8) (*scales)[size_t(r)] = quantize_row_i8(row.data(), reinterpret_cast<int8_t*>(dst), cols);
+          else quantize_row(to, row.data(), dst, cols);
+        }
+      });
+      return bytes;
     });
-    w.add_tensor(t.name, *target, t.shape, std::move(bytes));
-    if (*target == DType::I8) {
-      std::vector<uint8_t> sb(scales.size() * 4);
-      std::memcpy(sb.data(), scales.data(), sb.size());
-      w.add_tensor(t.name + "_scale", DType::F32, {rows}, std::move(sb));
-    }
+    if (to == DType::I8)
+      w.add_tensor_lazy(t.name + "_scale", DType::F32, {rows}, [scales] {
+        std::vector<uint8_t> sb(scales->size() * 4);
+        std::memcpy(sb.data(), scales->data(), sb.size());
+        return sb;
+      });
     ++converted;
   }
   w.write(o.out);

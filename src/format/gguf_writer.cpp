@@ -142,13 +142,16 @@ void GgufWriter::set_array_numbers(const std::string& k, MetaType elem, std::vec
   add(k, std::move(v));
 }
 
-void GgufWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                            std::span<const uint8_t> bytes) {
-  add_tensor(name, dtype, std::move(shape), std::vector<uint8_t>(bytes.begin(), bytes.end()));
+GgufWriter::Tensor GgufWriter::make(const std::string& name, DType dtype, std::vector<int64_t> shape, uint64_t nbytes) {
+  Tensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.nbytes = nbytes;
+  return t;
 }
 
-void GgufWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
-                            std::vector<uint8_t> bytes) {
+uint64_t GgufWriter::check_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const {
   const std::string what = "GGUF tensor '" + name + "'";
   if (name.empty()) throw Error(ErrorCode::kInvalidArgument, "GGUF tensor with an empty name");
   for (const auto& t : tensors_)
@@ -163,14 +166,45 @@ void GgufWriter::add_tensor(const std::string& name, DType dtype, std::vector<in
   if (shape.back() % tr.block_elems != 0)
     throw Error(ErrorCode::kInvalidArgument, what + " row is not a whole number of " + tr.name + " blocks");
   std::optional<uint64_t> nb = dtype_bytes(dtype, numel);
-  if (!nb || *nb != bytes.size())
-    throw Error(ErrorCode::kInvalidArgument,
-                what + " has " + std::to_string(bytes.size()) + " bytes, expected " +
-                    (nb ? std::to_string(*nb) : std::string("(overflow)")));
-  tensors_.push_back({name, dtype, std::move(shape), std::move(bytes)});
+  if (!nb) throw Error(ErrorCode::kInvalidArgument, what + " is too large");
+  return *nb;
 }
 
-std::vector<uint8_t> GgufWriter::serialize() const {
+namespace {
+void check_size(const std::string& name, uint64_t got, uint64_t want) {
+  if (got != want)
+    throw Error(ErrorCode::kInvalidArgument, "GGUF tensor '" + name + "' has " + std::to_string(got) +
+                                                 " bytes, expected " + std::to_string(want));
+}
+}  // namespace
+
+void GgufWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                            std::span<const uint8_t> bytes) {
+  const uint64_t nb = check_tensor(name, dtype, shape);
+  check_size(name, bytes.size(), nb);
+  Tensor t = make(name, dtype, std::move(shape), nb);
+  t.view = bytes;
+  tensors_.push_back(std::move(t));
+}
+
+void GgufWriter::add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
+                            std::vector<uint8_t> bytes) {
+  const uint64_t nb = check_tensor(name, dtype, shape);
+  check_size(name, bytes.size(), nb);
+  Tensor t = make(name, dtype, std::move(shape), nb);
+  t.owned = std::move(bytes);
+  t.view = t.owned;  // a vector's buffer does not move with the vector
+  tensors_.push_back(std::move(t));
+}
+
+void GgufWriter::add_tensor_lazy(const std::string& name, DType dtype, std::vector<int64_t> shape, Producer produce) {
+  const uint64_t nb = check_tensor(name, dtype, shape);
+  Tensor t = make(name, dtype, std::move(shape), nb);
+  t.produce = std::move(produce);
+  tensors_.push_back(std::move(t));
+}
+
+std::vector<uint8_t> GgufWriter::header() const {
   Sink o;
   o.put<uint32_t>(gguf::kMagic);
   o.put<uint32_t>(3);
@@ -191,24 +225,46 @@ std::vector<uint8_t> GgufWriter::serialize() const {
     for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) o.put<uint64_t>(uint64_t(*it));
     o.put<uint32_t>(uint32_t(t.dtype));
     o.put<uint64_t>(offset);
-    offset += (t.bytes.size() + kAlignment - 1) / kAlignment * kAlignment;
+    offset += (t.nbytes + kAlignment - 1) / kAlignment * kAlignment;
   }
   o.pad(kAlignment);
-  for (const auto& t : tensors_) {
-    o.buf.insert(o.buf.end(), t.bytes.begin(), t.bytes.end());
-    o.pad(kAlignment);
-  }
   return o.buf;
 }
 
+void GgufWriter::stream(const std::function<void(std::span<const uint8_t>)>& sink) const {
+  sink(header());
+  static const uint8_t zeros[kAlignment] = {};
+  for (const auto& t : tensors_) {
+    if (t.produce) {
+      const std::vector<uint8_t> bytes = t.produce();
+      check_size(t.name, bytes.size(), t.nbytes);
+      sink(bytes);
+    } else {
+      sink(t.view);
+    }
+    if (const uint64_t rem = t.nbytes % kAlignment) sink(std::span<const uint8_t>(zeros, kAlignment - rem));
+  }
+}
+
+std::vector<uint8_t> GgufWriter::serialize() const {
+  std::vector<uint8_t> out;
+  stream([&](std::span<const uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); });
+  return out;
+}
+
 void GgufWriter::write(const std::string& path) const {
-  std::vector<uint8_t> bytes = serialize();
   std::string tmp = path + ".tmp";
-  {
+  try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(ErrorCode::kIo, "cannot create", tmp);
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    stream([&](std::span<const uint8_t> b) {
+      out.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+      if (!out) throw Error(ErrorCode::kIo, "write failed (disk full?)", tmp);
+    });
     if (!out.flush()) throw Error(ErrorCode::kIo, "write failed", tmp);
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -43,10 +44,16 @@ class GgufWriter {
   // dim a whole number of blocks. Throws Error(kInvalidArgument) otherwise or on a repeated name.
   void add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
                   std::vector<uint8_t> bytes);
+  // Bytes the writer does not copy: they must stay valid until write() or serialize().
   void add_tensor(const std::string& name, DType dtype, std::vector<int64_t> shape,
                   std::span<const uint8_t> bytes);
+  // Bytes made only when the file is written, one tensor at a time, so a checkpoint larger
+  // than memory can be written; produce must return exactly dtype_bytes(dtype, numel) bytes.
+  using Producer = std::function<std::vector<uint8_t>()>;
+  void add_tensor_lazy(const std::string& name, DType dtype, std::vector<int64_t> shape, Producer produce);
 
-  // Writes the file (via a temporary beside it, renamed into place). Throws Error(kIo).
+  // Writes the file (via a temporary beside it, renamed into place), streaming the tensors.
+  // Throws Error(kIo).
   void write(const std::string& path) const;
 
   // The bytes write() would put in the file.
@@ -57,10 +64,18 @@ class GgufWriter {
  private:
   struct Tensor {
     std::string name;
-    DType dtype;
+    DType dtype = DType::F32;
     std::vector<int64_t> shape;
-    std::vector<uint8_t> bytes;
+    uint64_t nbytes = 0;
+    std::vector<uint8_t> owned;
+    std::span<const uint8_t> view;  // owned's bytes, or the caller's
+    Producer produce;               // or made at write time
   };
+  static Tensor make(const std::string& name, DType dtype, std::vector<int64_t> shape, uint64_t nbytes);
+  uint64_t check_tensor(const std::string& name, DType dtype, const std::vector<int64_t>& shape) const;
+  std::vector<uint8_t> header() const;
+  // Calls sink(bytes) for the header, then each tensor's bytes and padding, in file order.
+  void stream(const std::function<void(std::span<const uint8_t>)>& sink) const;
   std::vector<std::pair<std::string, MetaValue>> kv_;
   std::vector<Tensor> tensors_;
 };

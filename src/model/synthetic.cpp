@@ -124,10 +124,12 @@ std::vector<uint8_t> encode(const std::vector<float>& v, DType dtype, int64_t ro
   return out;
 }
 
+// A tensor to write: its values are drawn only when it is written (one at a time), so a
+// checkpoint larger than memory can be made.
 struct TensorOut {
   std::string hf_name, gguf_name;
-  std::vector<float> values;
   int64_t rows, cols;
+  float center, stddev;
   bool matrix;
 };
 
@@ -137,8 +139,7 @@ class Generator {
 
   void add(const std::string& hf, const std::string& gguf, int64_t rows, int64_t cols, float center, float stddev,
            bool matrix) {
-    auto v = random_tensor(spec_.seed, hf, rows, cols, center, stddev, pool_);
-    out_.push_back({hf, gguf, std::move(v), rows, cols, matrix});
+    out_.push_back({hf, gguf, rows, cols, center, stddev, matrix});
   }
 
   void build() {
@@ -202,15 +203,10 @@ class Generator {
     w.set_u32(a + ".rope.dimension_count", uint32_t(s_.head_dim));
     if (gemma) w.set_u32(a + ".attention.sliding_window", uint32_t(s_.sliding_window));
     add_gguf_vocab(w, llama ? "llama-bpe" : "qwen2");
-    for (auto& t : out_) {
-      std::vector<float> v = std::move(t.values);
-      if (llama && t.hf_name.ends_with("q_proj.weight")) v = permute_for_interleaved_rope(v, s_.heads, s_.head_dim, t.cols);
-      if (llama && t.hf_name.ends_with("k_proj.weight")) v = permute_for_interleaved_rope(v, s_.kv_heads, s_.head_dim, t.cols);
-      if (gemma && t.hf_name.ends_with("norm.weight"))  // llama.cpp's converter stores 1 + w
-        for (auto& x : v) x += 1.f;
+    for (const TensorOut& t : out_) {
       DType dt = t.matrix ? spec_.dtype : DType::F32;
       std::vector<int64_t> shape = t.matrix ? std::vector<int64_t>{t.rows, t.cols} : std::vector<int64_t>{t.cols};
-      w.add_tensor(t.gguf_name, dt, shape, encode(v, dt, t.rows, t.cols, pool_));
+      w.add_tensor_lazy(t.gguf_name, dt, shape, [this, &t, llama, gemma, dt] { return gguf_values(t, llama, gemma, dt); });
     }
     if (llama && s_.llama3_factor > 0.f) {
       auto f = llama3_freq_factors();
@@ -227,11 +223,10 @@ class Generator {
                                                    dtype_name(spec_.dtype));
     std::filesystem::create_directories(dir);
     std::vector<SafetensorsTensor> tensors;
-    for (auto& t : out_) {
+    for (const TensorOut& t : out_) {
       DType dt = t.matrix ? spec_.dtype : DType::F32;
       std::vector<int64_t> shape = t.matrix ? std::vector<int64_t>{t.rows, t.cols} : std::vector<int64_t>{t.cols};
-      tensors.push_back({t.hf_name, dt, shape, encode(t.values, dt, t.rows, t.cols, pool_)});
-      t.values = {};
+      tensors.push_back({t.hf_name, dt, shape, encode(values(t), dt, t.rows, t.cols, pool_)});
     }
     write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
     write_json(dir + "/config.json", hf_config());
@@ -245,6 +240,20 @@ class Generator {
   }
 
  private:
+  std::vector<float> values(const TensorOut& t) {
+    return random_tensor(spec_.seed, t.hf_name, t.rows, t.cols, t.center, t.stddev, pool_);
+  }
+
+  // A tensor's bytes as llama.cpp's converter would have stored the HF tensor.
+  std::vector<uint8_t> gguf_values(const TensorOut& t, bool llama, bool gemma, DType dt) {
+    std::vector<float> v = values(t);
+    if (llama && t.hf_name.ends_with("q_proj.weight")) v = permute_for_interleaved_rope(v, s_.heads, s_.head_dim, t.cols);
+    if (llama && t.hf_name.ends_with("k_proj.weight")) v = permute_for_interleaved_rope(v, s_.kv_heads, s_.head_dim, t.cols);
+    if (gemma && t.hf_name.ends_with("norm.weight"))  // llama.cpp's converter stores 1 + w
+      for (auto& x : v) x += 1.f;
+    return encode(v, dt, t.rows, t.cols, pool_);
+  }
+
   std::vector<float> llama3_freq_factors() const {
     // As llama.cpp's converter computes them from the HF rope_scaling block.
     std::vector<float> f(static_cast<size_t>(s_.head_dim / 2));

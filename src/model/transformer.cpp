@@ -46,7 +46,7 @@ Transformer::~Transformer() {
 }
 
 uint64_t Transformer::matmul_weight_bytes() const {
-  auto b = [](const DeviceWeight& w) { return w.present() ? uint64_t(w.rows) * w.row_bytes : 0; };
+  auto b = [](const DeviceWeight& w) { return w.present() ? uint64_t(w.rows) * w.row_bytes + w.aux_bytes : 0; };
   uint64_t total = b(output_.present() ? output_ : tok_embd_);
   for (const auto& l : layers_) total += b(l.wq) + b(l.wk) + b(l.wv) + b(l.wo) + b(l.w_gate) + b(l.w_up) + b(l.w_down);
   return total;

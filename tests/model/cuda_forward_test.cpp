@@ -1,8 +1,11 @@
 // Whole models on the GPU against the CPU oracle: synthetic tiny llama, qwen2, qwen3 and
 // gemma3 checkpoints (GGUF and HF, several weight formats). Exact mode (float32 GEMMs)
-// must give the oracle's logits within 1e-4 relative; the fast mode (bf16 tensor cores in
-// prefill) within 3e-2; greedy generations through the captured-graph decode path must be
-// the oracle's token for token (32 tokens). Skips without a GPU (scripts/gpu-check runs it).
+// must give the oracle's logits within 1e-4 relative and its greedy generations token for
+// token (32 tokens); the fast mode (bf16 tensor cores in prefill, int8 activations in decode
+// products against quantized weights) within 3e-2, and its greedy generations through the
+// captured-graph decode path must be the oracle's too, except that they may part where the
+// oracle itself was all but tied between the two tokens (a gap within the fast mode's
+// error), which rounding may flip. Skips without a GPU (scripts/gpu-check runs it).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,6 +48,28 @@ std::vector<int32_t> greedy(Model& m, const std::vector<int32_t>& prompt, int n)
   return s.generate(prompt, g).tokens;
 }
 
+// Empty when `got` is `want`, or parts from it only where the oracle's logits of the two
+// tokens were within `tol` * rms(logits); else says where and by how much they differ.
+std::string same_or_near_tie(Model& oracle, const std::vector<int32_t>& prompt, const std::vector<int32_t>& want,
+                             const std::vector<int32_t>& got, double tol) {
+  size_t i = 0;
+  while (i < want.size() && i < got.size() && want[i] == got[i]) ++i;
+  if (i == want.size() && i == got.size()) return "";
+  if (i == want.size() || i == got.size()) return "lengths differ";
+  std::vector<int32_t> ctx(prompt);
+  ctx.insert(ctx.end(), want.begin(), want.begin() + int64_t(i));
+  Session s(oracle, 256);
+  const auto all = s.prompt_logits(ctx);
+  const int64_t V = oracle.hparams().vocab;
+  const float* l = all.data() + (int64_t(ctx.size()) - 1) * V;
+  double ss = 0;
+  for (int64_t j = 0; j < V; ++j) ss += double(l[j]) * l[j];
+  const double gap = double(l[want[i]]) - l[got[i]], rms = std::sqrt(ss / double(V));
+  if (gap <= tol * rms) return "";
+  return "token " + std::to_string(i) + ": " + std::to_string(got[i]) + " instead of " + std::to_string(want[i]) +
+         ", oracle logit gap " + std::to_string(gap) + " (rms " + std::to_string(rms) + ")";
+}
+
 class CudaForward : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CudaForward, MatchesTheCpuOracle) {
@@ -72,7 +97,7 @@ TEST_P(CudaForward, MatchesTheCpuOracle) {
 
   const std::vector<int32_t> short_prompt(prompt.begin(), prompt.begin() + 6);
   auto want = greedy(*mc, short_prompt, 32);
-  EXPECT_EQ(greedy(*mf, short_prompt, 32), want) << "fast, graph decode";
+  EXPECT_EQ(same_or_near_tie(*mc, short_prompt, want, greedy(*mf, short_prompt, 32), 3e-2), "") << "fast, graph decode";
   EXPECT_EQ(greedy(*me, short_prompt, 32), want) << "exact";
 }
 
@@ -96,6 +121,7 @@ TEST(CudaLimits, ContextTooLongForMemoryIsAClearError) {
   auto m = Model::load(path, *gpu);
   try {
     KvCache kv = m->transformer().new_kv_cache(int64_t(1) << 31, 1024);
+    m->transformer().free_kv_cache(kv);
     FAIL() << "expected an out-of-memory error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kLimit);

@@ -22,6 +22,8 @@ __global__ void __launch_bounds__(kWarps * 32)
                         int64_t layer_off, int64_t seq_stride, int64_t capacity, const int32_t* positions,
                         const int32_t* seqs, int n_heads, int HD, int group, int group_chunks, float scale,
                         int window, int splits, float* partial) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int s = blockIdx.x, t = blockIdx.z;
   const int kvh = blockIdx.y / group_chunks, gc = blockIdx.y % group_chunks;
   const int h0 = kvh * group + gc * kMaxGroup;
@@ -94,6 +96,8 @@ __global__ void __launch_bounds__(kWarps * 32)
 }
 
 __global__ void decode_combine_kernel(const float* partial, int splits, int hd, float* out) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t th = blockIdx.x;  // token * n_heads + head
   const float* p = partial + th * splits * (hd + 2);
   float M = -FLT_MAX;
@@ -118,9 +122,9 @@ void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, cons
   const int group = cfg.n_heads / cfg.n_kv_heads;
   const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
   dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
-  decode_split_kernel<D><<<grid, kWarps * 32, 0, s>>>(q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
-                                                      kv.capacity, positions, seqs, cfg.n_heads, cfg.head_dim, group,
-                                                      chunks, cfg.scale, cfg.window, splits, partial);
+  launch(decode_split_kernel<D>, grid, kWarps * 32, 0, s, q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
+         kv.capacity, positions, seqs, cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits,
+         partial);
 }
 
 }  // namespace
@@ -145,7 +149,7 @@ void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, c
   else if (hd <= 256) launch_decode<8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
   else throw Error(ErrorCode::kUnsupported, "the CUDA backend supports head dimensions up to 256, not " + std::to_string(hd));
   BRISK_LAUNCH_CHECK();
-  decode_combine_kernel<<<unsigned(n * cfg.n_heads), 128, 0, s>>>(partial, splits, cfg.head_dim, out);
+  launch(decode_combine_kernel, unsigned(n * cfg.n_heads), 128, 0, s, partial, splits, cfg.head_dim, out);
   BRISK_LAUNCH_CHECK();
 }
 

@@ -33,6 +33,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     prefill_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
                    int64_t layer_off, int64_t seq_stride, int64_t capacity, const int32_t* positions,
                    const int32_t* seqs, int64_t n, int n_heads, int group, float scale, int window, float* out) {
+  pdl_wait();
+  pdl_launch_dependents();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace nvcuda;
   using L = PrefillSmem<HD>;
@@ -169,9 +171,8 @@ bool launch_prefill(const float* q, const KvCache& kv, int layer, int64_t n, con
     configured = true;
   }
   dim3 grid(unsigned((n + kBQ - 1) / kBQ), unsigned(cfg.n_heads));
-  prefill_kernel<HD><<<grid, kWarps * 32, bytes, s>>>(q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
-                                                      kv.capacity, positions, seqs, n, cfg.n_heads,
-                                                      cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
+  launch(prefill_kernel<HD>, grid, kWarps * 32, bytes, s, q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
+         kv.capacity, positions, seqs, n, cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
   BRISK_LAUNCH_CHECK();
   return true;
 }

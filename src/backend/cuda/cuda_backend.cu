@@ -1,6 +1,7 @@
 #include "backend/cuda/cuda_backend_impl.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -18,9 +19,15 @@ std::unique_ptr<Backend> make_cuda_backend(int device, bool exact) {
 }
 
 namespace cuda {
+
+bool& pdl_enabled() {
+  static bool on = false;
+  return on;
+}
+
 namespace {
 
-enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotCount };
+enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotCount };
 
 std::string mib(uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; }
 
@@ -99,6 +106,10 @@ CudaBackend::CudaBackend(int device, bool exact) : device_(device), exact_(exact
                                              std::to_string(prop.major) + std::to_string(prop.minor));
   name_ = "cuda:" + std::to_string(device) + " (" + prop.name + ", " + sm + ", " + mib(prop.totalGlobalMem) +
           (exact ? ", exact float32" : "") + ")";
+  // Programmatic dependent launch (launch.cuh) where the hardware has it; BRISK_CUDA_PDL=0
+  // turns it off (to measure what it buys, or to rule it out).
+  const char* pdl = std::getenv("BRISK_CUDA_PDL");
+  pdl_enabled() = prop.major >= 9 && !(pdl && std::string(pdl) == "0");
   BRISK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<Gemm>(stream_);
   BRISK_CUDA_CHECK(cudaMallocHost(&staging_, kStagingBytes));
@@ -185,6 +196,7 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
       BRISK_CUDA_CHECK(cudaMemcpy(scales + r * groups, staging_, uint64_t(n * groups) * 4, cudaMemcpyHostToDevice));
     }
     d.aux = scales;
+    d.aux_bytes = uint64_t(w.rows * groups) * 4;
   }
   if (w.dtype == DType::I8) {  // the per-row scales, as they are
     if (!w.scales) throw Error(ErrorCode::kFormat, "I8 weight without scales", w.name);
@@ -192,6 +204,7 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
     uploads_.push_back(scales);
     BRISK_CUDA_CHECK(cudaMemcpy(scales, w.scales, uint64_t(w.rows) * 4, cudaMemcpyHostToDevice));
     d.aux = d.scales = scales;
+    d.aux_bytes = uint64_t(w.rows) * 4;
   }
   return d;
 }
@@ -203,6 +216,16 @@ bool CudaBackend::use_gemv(const DeviceWeight& w, int64_t n) const {
   if (n > kGemvMaxTokens) return false;
   const bool sixteen = w.dtype == DType::BF16 || w.dtype == DType::F16;
   return n == 1 || exact_ || !sixteen;
+}
+
+// Decode products against 8-bit and K-quant weights take int8 activations (formats_q8.cuh),
+// as llama.cpp's do; exact mode keeps every product in float32.
+const Q8Activations* CudaBackend::quantized_input(const DeviceWeight& w, const float* x, int64_t n) {
+  if (exact_ || !use_gemv(w, n) || !has_q8_dot(layout_of(w.dtype)) || w.cols % 32 != 0) return nullptr;
+  void* buf = scratch(scratch_slots_, kSlotXQ, q8_activation_bytes(n, w.cols));
+  q8_view_ = q8_activations_in(buf, n, w.cols);
+  quantize_activations(x, n, w.cols, q8_view_, stream_);
+  return &q8_view_;
 }
 
 void* CudaBackend::alloc_bytes(uint64_t bytes) {
@@ -264,7 +287,7 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
   const GpuMatrix m = matrix(w);
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
   if (use_gemv(w, n)) {
-    gemv(m, x, n, y, b, accumulate, stream_);
+    gemv(m, x, n, y, b, accumulate, stream_, quantized_input(w, x, n));
     return;
   }
   using Op = Gemm::Operands;
@@ -299,14 +322,14 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
     mp[i] = &m[i];
     b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
   }
-  gemv_multi(mp, ys, b, count, x, n, false, stream_);
+  gemv_multi(mp, ys, b, count, x, n, false, stream_, quantized_input(*ws[0], x, n));
 }
 
 void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
                                Activation act, float* out, float* scratch) {
   if (!use_gemv(gate, n) || gate.dtype != up.dtype || gate.rows != up.rows)
     return Backend::matmul_gated(x, n, gate, up, act, out, scratch);
-  gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_);
+  gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
 }
 
 const float* CudaBackend::inv_freq(const RopeConfig& cfg) {

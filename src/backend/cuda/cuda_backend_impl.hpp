@@ -61,6 +61,8 @@ class CudaBackend final : public Backend {
  private:
   void* device_alloc(uint64_t bytes, const std::string& what);
   bool use_gemv(const DeviceWeight& w, int64_t n) const;
+  // x quantized for the integer GEMV when w's format has one (null: float products).
+  const Q8Activations* quantized_input(const DeviceWeight& w, const float* x, int64_t n);
   void* scratch(std::vector<void*>& slot, size_t index, uint64_t bytes);
   const float* inv_freq(const RopeConfig& cfg);
 
@@ -80,6 +82,7 @@ class CudaBackend final : public Backend {
   std::map<std::vector<float>, float*> inv_freq_;
   std::vector<cudaGraphExec_t> graphs_;
   bool capturing_ = false;
+  Q8Activations q8_view_;
 };
 
 }  // namespace brisk::cuda

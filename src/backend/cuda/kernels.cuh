@@ -9,6 +9,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/formats.cuh"
+#include "backend/cuda/launch.cuh"
 
 namespace brisk::cuda {
 
@@ -24,15 +25,32 @@ struct GpuMatrix {
 // Most tokens the GEMV takes in one pass over the weights; more go through the GEMM.
 constexpr int64_t kGemvMaxTokens = 8;
 
+// Activations quantized for the integer GEMV (as llama.cpp's q8_1): per block of 32 values
+// an int8 vector and a float scale d = max|x| / 127, plus the sum of each 16 values
+// (d * sum q), which the K-quant minimums need. Rows of cols values; cols % 32 == 0.
+struct Q8Activations {
+  const int8_t* q = nullptr;    // [n][cols]
+  const float* d = nullptr;     // [n][cols / 32]
+  const float* sum = nullptr;   // [n][cols / 16]
+};
+// Bytes of scratch for n rows of cols values, and the views into it.
+uint64_t q8_activation_bytes(int64_t n, int64_t cols);
+Q8Activations q8_activations_in(void* scratch, int64_t n, int64_t cols);
+void quantize_activations(const float* x, int64_t n, int64_t cols, const Q8Activations& out, cudaStream_t s);
+// Whether a layout has an integer dot product against Q8Activations.
+bool has_q8_dot(GpuLayout layout);
+
 // y[t][r] = W[r] . x[t] (+ bias[r]) (+ y[t][r] when accumulate), t < n <= kGemvMaxTokens.
+// With xq (not null; see has_q8_dot) the dot products use the quantized activations instead
+// of x: integer arithmetic, a quarter of the activation traffic.
 void gemv(const GpuMatrix& w, const float* x, int64_t n, float* y, const float* bias, bool accumulate,
-          cudaStream_t s);
+          cudaStream_t s, const Q8Activations* xq = nullptr);
 // Several matrices of one layout and width against the same x in one launch (count <= 3).
 void gemv_multi(const GpuMatrix* const* ws, float* const* ys, const float* const* biases, int count, const float* x,
-                int64_t n, bool accumulate, cudaStream_t s);
+                int64_t n, bool accumulate, cudaStream_t s, const Q8Activations* xq = nullptr);
 // out[t][r] = act(gate[r] . x[t]) * (up[r] . x[t]): the MLP's two projections in one pass.
 void gemv_gated(const GpuMatrix& gate, const GpuMatrix& up, const float* x, int64_t n, Activation act, float* out,
-                cudaStream_t s);
+                cudaStream_t s, const Q8Activations* xq = nullptr);
 // out[r][c] = W[r][c] as bf16 (F16 weights as f16; float32 when to_f32), for the GEMM path.
 void dequantize_matrix(const GpuMatrix& w, void* out, bool to_f32, cudaStream_t s);
 // out[t] = W[ids[t]] * scale, float32.

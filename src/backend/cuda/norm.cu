@@ -9,6 +9,8 @@ namespace {
 constexpr int kNormThreads = 256;
 
 __global__ void rmsnorm_kernel(const float* x, int64_t dim, const float* __restrict__ w, float eps, float* out) {
+  pdl_wait();
+  pdl_launch_dependents();
   const float* xr = x + int64_t(blockIdx.x) * dim;
   float* o = out + int64_t(blockIdx.x) * dim;
   float ss = 0.f;
@@ -28,6 +30,8 @@ __global__ void rmsnorm_kernel(const float* x, int64_t dim, const float* __restr
 }
 
 __global__ void act_mul_kernel(const float* gate, const float* up, int64_t n, bool gelu, float* out) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float g = gate[i];
@@ -42,16 +46,22 @@ __global__ void act_mul_kernel(const float* gate, const float* up, int64_t n, bo
 }
 
 __global__ void add_kernel(float* x, const float* y, int64_t n) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) x[i] += y[i];
 }
 
 __global__ void bias_kernel(float* y, const float* bias, int64_t total, int64_t rows) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < total) y[i] += bias[i % rows];
 }
 
 __global__ void convert_kernel(const float* src, void* dst, int64_t n, bool to_half) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   if (to_half) static_cast<__half*>(dst)[i] = __float2half_rn(src[i]);
@@ -62,27 +72,27 @@ __global__ void convert_kernel(const float* src, void* dst, int64_t n, bool to_h
 
 void rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s) {
   if (rows <= 0) return;
-  rmsnorm_kernel<<<unsigned(rows), kNormThreads, 0, s>>>(x, dim, w, eps, out);
+  launch(rmsnorm_kernel, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out);
   BRISK_LAUNCH_CHECK();
 }
 
 void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s) {
-  act_mul_kernel<<<blocks_for(n, 256), 256, 0, s>>>(gate, up, n, act == Activation::GeluTanh, out);
+  launch(act_mul_kernel, blocks_for(n, 256), 256, 0, s, gate, up, n, act == Activation::GeluTanh, out);
   BRISK_LAUNCH_CHECK();
 }
 
 void add(float* x, const float* y, int64_t n, cudaStream_t s) {
-  add_kernel<<<blocks_for(n, 256), 256, 0, s>>>(x, y, n);
+  launch(add_kernel, blocks_for(n, 256), 256, 0, s, x, y, n);
   BRISK_LAUNCH_CHECK();
 }
 
 void add_bias(float* y, const float* bias, int64_t n, int64_t rows, cudaStream_t s) {
-  bias_kernel<<<blocks_for(n * rows, 256), 256, 0, s>>>(y, bias, n * rows, rows);
+  launch(bias_kernel, blocks_for(n * rows, 256), 256, 0, s, y, bias, n * rows, rows);
   BRISK_LAUNCH_CHECK();
 }
 
 void convert_activations(const float* src, void* dst, int64_t n, bool to_half, cudaStream_t s) {
-  convert_kernel<<<blocks_for(n, 256), 256, 0, s>>>(src, dst, n, to_half);
+  launch(convert_kernel, blocks_for(n, 256), 256, 0, s, src, dst, n, to_half);
   BRISK_LAUNCH_CHECK();
 }
 

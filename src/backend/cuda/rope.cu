@@ -7,6 +7,8 @@ namespace {
 
 __global__ void rope_kernel(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positions,
                             const float* __restrict__ inv_freq, float linear_factor, bool interleaved) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int half = head_dim / 2;
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n * n_heads * half) return;
@@ -27,6 +29,8 @@ __global__ void rope_kernel(float* x, int64_t n, int n_heads, int head_dim, cons
 __global__ void kv_write_kernel(float* kc, float* vc, int64_t layer_off, int64_t seq_stride, int64_t capacity,
                                 int n_kv_heads, int head_dim, const float* k, const float* v, int64_t n,
                                 const int32_t* positions, const int32_t* seqs) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t per_token = int64_t(n_kv_heads) * head_dim;
   if (i >= n * per_token) return;
@@ -41,6 +45,8 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
                                const int32_t* positions, const int32_t* seqs, const float* __restrict__ inv_freq,
                                float linear_factor, bool interleaved, float* kc, float* vc, int64_t layer_off,
                                int64_t seq_stride, int64_t capacity) {
+  pdl_wait();
+  pdl_launch_dependents();
   const int half = head_dim / 2;
   const int64_t rot = n * (n_heads + n_kv) * half;
   int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -78,7 +84,7 @@ void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, c
                    const int32_t* seqs, const float* inv_freq, float linear_factor, RopeStyle style,
                    const KvCache& kv, int layer, cudaStream_t s) {
   const int64_t total = n * (n_heads + kv.n_kv_heads) * (kv.head_dim / 2) + n * kv.n_kv_heads * kv.head_dim;
-  rope_kv_kernel<<<blocks_for(total, 256), 256, 0, s>>>(q, k, v, n, n_heads, kv.n_kv_heads, kv.head_dim, positions, seqs,
+  launch(rope_kv_kernel, blocks_for(total, 256), 256, 0, s, q, k, v, n, n_heads, kv.n_kv_heads, kv.head_dim, positions, seqs,
                                                         inv_freq, linear_factor, style == RopeStyle::Interleaved, kv.k,
                                                         kv.v, layer * kv.layer_stride(), kv.seq_stride(), kv.capacity);
   BRISK_LAUNCH_CHECK();
@@ -87,7 +93,7 @@ void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, c
 void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positions, const float* inv_freq,
           float linear_factor, RopeStyle style, cudaStream_t s) {
   const int64_t total = n * n_heads * (head_dim / 2);
-  rope_kernel<<<blocks_for(total, 256), 256, 0, s>>>(x, n, n_heads, head_dim, positions, inv_freq, linear_factor,
+  launch(rope_kernel, blocks_for(total, 256), 256, 0, s, x, n, n_heads, head_dim, positions, inv_freq, linear_factor,
                                                      style == RopeStyle::Interleaved);
   BRISK_LAUNCH_CHECK();
 }
@@ -95,7 +101,7 @@ void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positio
 void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
               const int32_t* seqs, cudaStream_t s) {
   const int64_t total = n * kv.n_kv_heads * kv.head_dim;
-  kv_write_kernel<<<blocks_for(total, 256), 256, 0, s>>>(kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
+  launch(kv_write_kernel, blocks_for(total, 256), 256, 0, s, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
                                                          kv.capacity, kv.n_kv_heads, kv.head_dim, k, v, n, positions,
                                                          seqs);
   BRISK_LAUNCH_CHECK();

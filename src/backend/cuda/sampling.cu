@@ -62,6 +62,8 @@ __device__ uint32_t radix_select(const float* row, int64_t vocab, float cut, uin
 
 __global__ void __launch_bounds__(kThreads)
     sample_kernel(const float* logits, int64_t vocab, const RowSampling* params, int32_t* ids) {
+  pdl_wait();
+  pdl_launch_dependents();
   using Reduce = cub::BlockReduce<ArgMax, kThreads>;
   using ReduceU = cub::BlockReduce<unsigned long long, kThreads>;
   using Scan = cub::BlockScan<unsigned long long, kThreads>;
@@ -142,7 +144,7 @@ __global__ void __launch_bounds__(kThreads)
 void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids,
             cudaStream_t s) {
   if (rows <= 0) return;
-  sample_kernel<<<unsigned(rows), kThreads, 0, s>>>(logits, vocab, params, ids);
+  launch(sample_kernel, unsigned(rows), kThreads, 0, s, logits, vocab, params, ids);
   BRISK_LAUNCH_CHECK();
 }
 
