@@ -1,11 +1,12 @@
-// Prefill attention on the tensor cores (sm_80+): flash attention with an online softmax.
-// A block takes 64 queries of one head (16 per warp) and walks 64-key tiles of the cache
-// from the lowest position any of its queries sees to the highest. Q.K^T and P.V run as
-// bf16 WMMA products with float32 accumulation; scores, probabilities and the running
-// output live in shared memory, where the softmax rescales them row by row. Causal and
-// sliding-window masks come from each query's position, read from device memory.
-#include <mma.h>
-
+// Prefill attention on the tensor cores (sm_80+): flash attention 2 with an online softmax.
+// A block takes 64 queries of one head (16 rows per warp) and walks key tiles of the cache
+// from the lowest position any of its queries sees to the highest. Each tile of K and V is
+// converted from the float32 cache to bf16 in shared memory; S = Q K^T and O += P V run as
+// mma.sync m16n8k16 (bf16 operands, float32 accumulation) with S, P and O held in registers:
+// the S accumulators are the A operand of P V as they stand, so nothing but K and V passes
+// through shared memory. The softmax runs in base 2 (log2 e folded into the query scale);
+// row sums stay per thread until the end. Causal and sliding-window masks come from each
+// query's position, read from device memory. Blocks with the most keys start first.
 #include <cfloat>
 
 #include "backend/cuda/kernels.cuh"
@@ -13,20 +14,63 @@
 namespace brisk::cuda {
 namespace {
 
-constexpr int kWarps = 4, kBQ = 64, kBK = 64;
+constexpr int kWarps = 4, kBQ = 64;
 
 template <int HD>
-struct PrefillSmem {
-  static constexpr int kLdQK = HD + 8, kLdS = kBK + 4, kLdP = kBK + 8, kLdO = HD + 4;
+struct PrefillTile {
+  static constexpr int kBK = HD >= 256 ? 32 : 64;  // keys per tile (registers: S is 16 x kBK per warp)
+  static constexpr int kLd = HD + 8;               // bf16 per shared row: 16-byte pad, no ldmatrix conflicts
   static constexpr size_t q = 0;
-  static constexpr size_t k = q + size_t(kBQ) * kLdQK * 2;
-  static constexpr size_t v = k + size_t(kBK) * kLdQK * 2;
-  static constexpr size_t s = v + size_t(kBK) * kLdQK * 2;
-  static constexpr size_t p = s + size_t(kWarps) * 16 * kLdS * 4;
-  static constexpr size_t o = p + size_t(kWarps) * 16 * kLdP * 2;
-  static constexpr size_t pos = o + size_t(kWarps) * 16 * kLdO * 4;
+  static constexpr size_t k = q + size_t(kBQ) * kLd * 2;
+  static constexpr size_t v = k + size_t(kBK) * kLd * 2;
+  static constexpr size_t pos = v + size_t(kBK) * kLd * 2;
   static constexpr size_t bytes = pos + kBQ * 4;
 };
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return uint32_t(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+#endif
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+#endif
+}
+
+// c += a (16x16, row) * b (16x8, col), bf16 operands, float32 accumulators.
+__device__ __forceinline__ void mma_bf16(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// rows x HD floats at src (row stride HD) into bf16 shared rows; rows past `valid` are zero.
+template <int HD>
+__device__ __forceinline__ void load_rows(__nv_bfloat16* dst, const float* src, int rows, int valid) {
+  constexpr int kLd = PrefillTile<HD>::kLd;
+  for (int i = threadIdx.x; i < rows * HD / 4; i += kWarps * 32) {
+    const int r = i / (HD / 4), c = (i % (HD / 4)) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (r < valid) x = __ldg(reinterpret_cast<const float4*>(src + int64_t(r) * HD + c));
+    *reinterpret_cast<uint2*>(dst + r * kLd + c) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
+  }
+}
 
 template <int HD>
 __global__ void __launch_bounds__(kWarps * 32)
@@ -36,123 +80,129 @@ __global__ void __launch_bounds__(kWarps * 32)
   pdl_wait();
   pdl_launch_dependents();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using namespace nvcuda;
-  using L = PrefillSmem<HD>;
+  using T = PrefillTile<HD>;
+  constexpr int kBK = T::kBK, kLd = T::kLd, kNT = kBK / 8, kOT = HD / 8;
   extern __shared__ __align__(128) unsigned char smem[];
-  auto* Qs = reinterpret_cast<__nv_bfloat16*>(smem + L::q);
-  auto* Ks = reinterpret_cast<__nv_bfloat16*>(smem + L::k);
-  auto* Vs = reinterpret_cast<__nv_bfloat16*>(smem + L::v);
-  auto* Ss = reinterpret_cast<float*>(smem + L::s);
-  auto* Ps = reinterpret_cast<__nv_bfloat16*>(smem + L::p);
-  auto* Os = reinterpret_cast<float*>(smem + L::o);
-  auto* qpos = reinterpret_cast<int32_t*>(smem + L::pos);
+  auto* Qs = reinterpret_cast<__nv_bfloat16*>(smem + T::q);
+  auto* Ks = reinterpret_cast<__nv_bfloat16*>(smem + T::k);
+  auto* Vs = reinterpret_cast<__nv_bfloat16*>(smem + T::v);
+  auto* qpos = reinterpret_cast<int32_t*>(smem + T::pos);
 
   const int h = blockIdx.y, kvh = h / group;
-  const int64_t t0 = int64_t(blockIdx.x) * kBQ;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+  const int64_t t0 = int64_t(gridDim.x - 1 - blockIdx.x) * kBQ;  // the longest rows first
+  const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const int64_t seq = seqs ? seqs[t0] : 0;  // one sequence per prefill call
   const int64_t head_off = layer_off + seq * seq_stride + int64_t(kvh) * capacity * HD;
 
   for (int r = threadIdx.x; r < kBQ; r += kWarps * 32) qpos[r] = t0 + r < n ? positions[t0 + r] : -1;
-  for (int i = threadIdx.x; i < kBQ * HD; i += kWarps * 32) {
-    const int r = i / HD, d = i % HD;
-    const float x = t0 + r < n ? q[((t0 + r) * n_heads + h) * HD + d] * scale : 0.f;
-    Qs[r * L::kLdQK + d] = __float2bfloat16_rn(x);
+  const float qscale = scale * 1.4426950408889634f;  // softmax in base 2
+  for (int i = threadIdx.x; i < kBQ * HD / 4; i += kWarps * 32) {
+    const int r = i / (HD / 4), c = (i % (HD / 4)) * 4;
+    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (t0 + r < n) x = __ldg(reinterpret_cast<const float4*>(q + ((t0 + r) * n_heads + h) * HD + c));
+    *reinterpret_cast<uint2*>(Qs + r * kLd + c) =
+        make_uint2(pack_bf16(x.x * qscale, x.y * qscale), pack_bf16(x.z * qscale, x.w * qscale));
   }
-  float* Ow = Os + warp * 16 * L::kLdO;
-  for (int i = lane; i < 16 * HD; i += 32) Ow[(i / HD) * L::kLdO + i % HD] = 0.f;
   __syncthreads();
 
   int32_t pmax = -1, pmin = INT32_MAX;
   for (int r = 0; r < kBQ; ++r)
     if (qpos[r] >= 0) pmax = max(pmax, qpos[r]), pmin = min(pmin, qpos[r]);
   const int64_t kmin = window > 0 ? max(int64_t(0), int64_t(pmin) - window + 1) : 0;
+  const int32_t row_pos[2] = {qpos[warp * 16 + g], qpos[warp * 16 + g + 8]};
 
-  // This lane's softmax row and column half.
-  const int rr = lane >> 1, half = lane & 1;
-  const int32_t my_pos = qpos[warp * 16 + rr];
-  float m_run = -FLT_MAX, l_run = 0.f;
-  float* Sw = Ss + warp * 16 * L::kLdS;
-  __nv_bfloat16* Pw = Ps + warp * 16 * L::kLdP;
+  float o[kOT][4];
+#pragma unroll
+  for (int i = 0; i < kOT; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.f;
+  float m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.f, 0.f};
 
   for (int64_t kt = (kmin / kBK) * kBK; kt <= pmax; kt += kBK) {
     __syncthreads();  // the previous tile's K/V are no longer read
-    for (int i = threadIdx.x; i < kBK * HD; i += kWarps * 32) {
-      const int r = i / HD, d = i % HD;
-      const int64_t j = kt + r;
-      const bool ok = j <= pmax && j < capacity;
-      Ks[r * L::kLdQK + d] = __float2bfloat16_rn(ok ? kc[head_off + j * HD + d] : 0.f);
-      Vs[r * L::kLdQK + d] = __float2bfloat16_rn(ok ? vc[head_off + j * HD + d] : 0.f);
-    }
+    const int valid = int(min(int64_t(kBK), min(int64_t(pmax) + 1, capacity) - kt));
+    load_rows<HD>(Ks, kc + head_off + kt * HD, kBK, valid);
+    load_rows<HD>(Vs, vc + head_off + kt * HD, kBK, valid);
     __syncthreads();
 
-    // S = Q K^T for this warp's 16 rows.
+    // S = Q K^T: this warp's 16 rows by kBK keys.
+    float s[kNT][4];
 #pragma unroll
-    for (int nt = 0; nt < kBK / 16; ++nt) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::fill_fragment(acc, 0.f);
+    for (int i = 0; i < kNT; ++i) s[i][0] = s[i][1] = s[i][2] = s[i][3] = 0.f;
 #pragma unroll
-      for (int kk = 0; kk < HD / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
-        wmma::load_matrix_sync(a, Qs + warp * 16 * L::kLdQK + kk * 16, L::kLdQK);
-        wmma::load_matrix_sync(b, Ks + nt * 16 * L::kLdQK + kk * 16, L::kLdQK);
-        wmma::mma_sync(acc, a, b, acc);
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      uint32_t a[4];
+      ldmatrix_x4(a, Qs + (warp * 16 + (lane & 15)) * kLd + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+      for (int nt = 0; nt < kNT; nt += 2) {
+        uint32_t b[4];
+        ldmatrix_x4(b, Ks + (nt * 8 + (lane & 7) + (lane >> 4) * 8) * kLd + kk * 16 + ((lane >> 3) & 1) * 8);
+        mma_bf16(s[nt], a, b[0], b[1]);
+        mma_bf16(s[nt + 1], a, b[2], b[3]);
       }
-      wmma::store_matrix_sync(Sw + nt * 16, acc, L::kLdS, wmma::mem_row_major);
     }
-    __syncwarp();
 
-    // Online softmax: two lanes per row, 32 columns each.
-    float sv[32];
-    float tmax = -FLT_MAX;
+    // Mask and online softmax, rows g (e = 0, 1) and g + 8 (e = 2, 3) of the warp's 16.
+    float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const int col = half * 32 + c;
-      const int64_t j = kt + col;
-      const bool vis = my_pos >= 0 && j <= my_pos && (window <= 0 || j > int64_t(my_pos) - window);
-      sv[c] = vis ? Sw[rr * L::kLdS + col] : -FLT_MAX;
-      tmax = fmaxf(tmax, sv[c]);
-    }
-    tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, 1));
-    const float m_new = fmaxf(m_run, tmax);
-    const float corr = m_run == -FLT_MAX ? 0.f : __expf(m_run - m_new);
-    float psum = 0.f;
+    for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
-    for (int c = 0; c < 32; ++c) {
-      const float pj = sv[c] == -FLT_MAX ? 0.f : __expf(sv[c] - m_new);
-      psum += pj;
-      Pw[rr * L::kLdP + half * 32 + c] = __float2bfloat16_rn(pj);
-    }
-    psum += __shfl_xor_sync(0xffffffffu, psum, 1);
-    l_run = l_run * corr + psum;
-    m_run = m_new;
-    for (int d = half * (HD / 2); d < (half + 1) * (HD / 2); ++d) Ow[rr * L::kLdO + d] *= corr;
-    __syncwarp();
-
-    // O += P V.
-#pragma unroll
-    for (int dt = 0; dt < HD / 16; ++dt) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::load_matrix_sync(acc, Ow + dt * 16, L::kLdO, wmma::mem_row_major);
-#pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::row_major> b;
-        wmma::load_matrix_sync(a, Pw + kk * 16, L::kLdP);
-        wmma::load_matrix_sync(b, Vs + kk * 16 * L::kLdQK + dt * 16, L::kLdQK);
-        wmma::mma_sync(acc, a, b, acc);
+      for (int e = 0; e < 4; ++e) {
+        const int64_t j = kt + nt * 8 + 2 * tq + (e & 1);
+        const int32_t p = row_pos[e >> 1];
+        const bool vis = p >= 0 && j <= p && (window <= 0 || j > int64_t(p) - window);
+        s[nt][e] = vis ? s[nt][e] : -INFINITY;
+        mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
       }
-      wmma::store_matrix_sync(Ow + dt * 16, acc, L::kLdO, wmma::mem_row_major);
+    float corr[2], m_use[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      const float m_new = fmaxf(m_run[r], mx[r]);
+      m_use[r] = m_new == -INFINITY ? 0.f : m_new;  // a row with nothing visible yet
+      corr[r] = exp2f(m_run[r] - m_use[r]);
+      m_run[r] = m_new;
+      l_run[r] *= corr[r];
     }
-    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < kOT; ++i) o[i][0] *= corr[0], o[i][1] *= corr[0], o[i][2] *= corr[1], o[i][3] *= corr[1];
+
+    // O += P V, P straight from the S accumulators (their layout is the A operand's).
+#pragma unroll
+    for (int c = 0; c < kBK / 16; ++c) {
+      float p[8];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        p[e] = exp2f(s[2 * c][e] - m_use[e >> 1]);
+        p[4 + e] = exp2f(s[2 * c + 1][e] - m_use[e >> 1]);
+      }
+      l_run[0] += p[0] + p[1] + p[4] + p[5];
+      l_run[1] += p[2] + p[3] + p[6] + p[7];
+      const uint32_t a[4] = {pack_bf16(p[0], p[1]), pack_bf16(p[2], p[3]), pack_bf16(p[4], p[5]), pack_bf16(p[6], p[7])};
+#pragma unroll
+      for (int dt = 0; dt < kOT; dt += 2) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, Vs + (c * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + dt * 8 + (lane >> 4) * 8);
+        mma_bf16(o[dt], a, b[0], b[1]);
+        mma_bf16(o[dt + 1], a, b[2], b[3]);
+      }
+    }
   }
 
-  const int64_t t = t0 + warp * 16 + rr;
-  if (t < n) {
-    const float inv = l_run > 0.f ? 1.f / l_run : 0.f;
-    for (int d = half * (HD / 2); d < (half + 1) * (HD / 2); ++d)
-      out[(t * n_heads + h) * HD + d] = Ow[rr * L::kLdO + d] * inv;
+  // Row sums across the quad that shares each row, then the normalised rows.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
+    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t t = t0 + warp * 16 + g + 8 * r;
+    if (t >= n) continue;
+    const float inv = l_run[r] > 0.f ? 1.f / l_run[r] : 0.f;
+    float* dst = out + (t * n_heads + h) * HD + 2 * tq;
+#pragma unroll
+    for (int dt = 0; dt < kOT; ++dt)
+      *reinterpret_cast<float2*>(dst + dt * 8) = make_float2(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
   }
 #endif
 }
@@ -160,20 +210,19 @@ __global__ void __launch_bounds__(kWarps * 32)
 template <int HD>
 bool launch_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                     const int32_t* seqs, const AttentionConfig& cfg, float* out, cudaStream_t s) {
-  constexpr size_t bytes = PrefillSmem<HD>::bytes;
-  int dev = 0, limit = 0;
-  BRISK_CUDA_CHECK(cudaGetDevice(&dev));
-  BRISK_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (bytes > size_t(limit)) return false;
+  constexpr size_t bytes = PrefillTile<HD>::bytes;
   static bool configured = false;  // per head size; set before any capture
   if (!configured) {
+    int dev = 0, limit = 0;
+    BRISK_CUDA_CHECK(cudaGetDevice(&dev));
+    BRISK_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    if (bytes > size_t(limit)) return false;
     BRISK_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     configured = true;
   }
   dim3 grid(unsigned((n + kBQ - 1) / kBQ), unsigned(cfg.n_heads));
   launch(prefill_kernel<HD>, grid, kWarps * 32, bytes, s, q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
          kv.capacity, positions, seqs, n, cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
-  BRISK_LAUNCH_CHECK();
   return true;
 }
 
