@@ -25,8 +25,11 @@ def main():
     for row in csv.DictReader(lines):
         value = float(row["Metric Value"].replace(",", "") or 0)
         unit = row["Metric Unit"]
-        scale = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1, "byte": 1, "Kbyte": 1e3,
-                 "Mbyte": 1e6, "Gbyte": 1e9}.get(unit, 1)
+        scale = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "msecond": 1e-3, "s": 1,
+                 "second": 1, "byte": 1, "Kbyte": 1e3, "KB": 1e3, "Mbyte": 1e6, "MB": 1e6, "Gbyte": 1e9,
+                 "GB": 1e9}.get(unit)
+        if scale is None:
+            raise SystemExit(f"unknown unit {unit!r} of {row['Metric Name']}")
         k = kernels[row["ID"]]
         k["name"] = short(row["Kernel Name"])
         k[row["Metric Name"]] = value * scale

@@ -95,24 +95,40 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
+constexpr int kMaxSplits = 64;  // attention_decode_splits' cap
+
+// Merges a (token, head)'s splits: one warp finds the largest split maximum and each split's
+// weight exp(m_s - M), then every thread sums its output dimensions over the splits with
+// all loads independent (the merge of 64 splits is a few microseconds, not a serial chain).
 __global__ void decode_combine_kernel(const float* partial, int splits, int hd, float* out) {
   pdl_wait();
   pdl_launch_dependents();
   const int64_t th = blockIdx.x;  // token * n_heads + head
   const float* p = partial + th * splits * (hd + 2);
-  float M = -FLT_MAX;
-  for (int s = 0; s < splits; ++s)
-    if (p[s * (hd + 2) + 1] > 0.f) M = fmaxf(M, p[s * (hd + 2)]);
-  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-    float L = 0.f, O = 0.f;
-    for (int s = 0; s < splits; ++s) {
+  __shared__ float weight[kMaxSplits];
+  __shared__ float inv_sum;
+  if (threadIdx.x < 32) {
+    const int lane = threadIdx.x;
+    float M = -FLT_MAX;
+    for (int s = lane; s < splits; s += 32)
+      if (p[s * (hd + 2) + 1] > 0.f) M = fmaxf(M, p[s * (hd + 2)]);
+    M = warp_max(M);
+    float L = 0.f;
+    for (int s = lane; s < splits; s += 32) {
       const float* ps = p + s * (hd + 2);
-      if (ps[1] <= 0.f) continue;
-      const float c = __expf(ps[0] - M);
+      const float c = ps[1] > 0.f ? __expf(ps[0] - M) : 0.f;
+      weight[s] = c;
       L += ps[1] * c;
-      O += ps[2 + d] * c;
     }
-    out[th * hd + d] = O / L;
+    L = warp_sum(L);
+    if (lane == 0) inv_sum = 1.f / L;
+  }
+  __syncthreads();
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+    float O = 0.f;
+#pragma unroll 8
+    for (int s = 0; s < splits; ++s) O += p[s * (hd + 2) + 2 + d] * weight[s];
+    out[th * hd + d] = O * inv_sum;
   }
 }
 
@@ -131,7 +147,7 @@ void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, cons
 
 int attention_decode_splits(int64_t n, int n_kv_heads) {
   int64_t s = 256 / std::max<int64_t>(1, n * n_kv_heads);
-  return int(std::min<int64_t>(64, std::max<int64_t>(1, s)));
+  return int(std::min<int64_t>(kMaxSplits, std::max<int64_t>(1, s)));
 }
 
 int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg) {

@@ -42,6 +42,12 @@ __device__ __forceinline__ float warp_max(float v) {
   return v;
 }
 
+// The MLP's activations: SiLU, or GELU with the tanh approximation (gelu_pytorch_tanh).
+__device__ __forceinline__ float activate(float g, bool gelu) {
+  if (gelu) return 0.5f * g * (1.f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
+  return g / (1.f + expf(-g));
+}
+
 __device__ __forceinline__ float f16_bits_to_float(uint16_t b) { return __half2float(__ushort_as_half(b)); }
 
 }  // namespace brisk::cuda

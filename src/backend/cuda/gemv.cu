@@ -36,11 +36,6 @@ struct GemvArgs {
   bool gelu;
 };
 
-__device__ __forceinline__ float activate(float g, bool gelu) {
-  if (gelu) return 0.5f * g * (1.f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g)));
-  return g / (1.f + expf(-g));
-}
-
 // A warp owns R consecutive rows (of each of M matrices read together: M = 2 when gated)
 // and NT tokens. Each lane walks units lane, lane + 32, ... issuing U units' loads before
 // decoding any, so enough bytes are in flight to cover HBM latency.
@@ -69,7 +64,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gemv_kernel(const GemvArg
 
 template <class Fmt, int NT, int R, int M, bool Q8>
 __device__ __forceinline__ void gemv_rows(const GemvArgs& a, int64_t warp, bool& waited) {
-  constexpr int U = (R * M == 1) ? 4 : (R * M == 2 ? 2 : 1);
+  // Units in flight per lane: one row of small units goes eight deep, so a row of a few KB
+  // is fetched in two round trips rather than four.
+  constexpr int U = (R * M == 1) ? (sizeof(typename Fmt::Raw) == 16 ? 8 : 4) : (R * M == 2 ? 2 : 1);
   constexpr int E = Fmt::kRuns * Fmt::kRunLen;
   int mat = 0;
   if (M == 1) {  // find this row group's matrix among a.count
