@@ -1,7 +1,10 @@
 // The real Gemma 3 270M Q4_K_M file against an independent reference: transformers running
 // the same GGUF dequantized to float32 (tools/make_gemma_reference.py wrote the fixture).
 // Greedy continuations must match token for token; logits within a stated tolerance. Runs on
-// the CPU oracle, and on the GPU (fast bf16 prefill, and exact float32) when there is one.
+// the CPU oracle, and on the GPU (exact float32, and the fast mode: bf16 prefill, int8
+// activations in decode products against quantized weights) when there is one. The fast
+// mode's greedy run may part from the reference only at a near tie: where the reference's
+// own logits of the two tokens are closer than the fast mode's logit tolerance.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,7 +74,26 @@ TEST_P(GemmaReference, GreedyContinuationsMatch) {
     g.max_tokens = int(expect.size());
     g.sampling.temperature = 0;
     g.ignore_eos = true;
-    EXPECT_EQ(s.generate(prompt, g).tokens, expect) << p["name"];
+    const auto got = s.generate(prompt, g).tokens;
+    if (GetParam() != "cuda") {
+      EXPECT_EQ(got, expect) << p["name"];
+      continue;
+    }
+    ASSERT_EQ(got.size(), expect.size()) << p["name"];
+    size_t i = 0;
+    while (i < got.size() && got[i] == expect[i]) ++i;
+    if (i == got.size()) continue;
+    float want_logit = NAN, got_logit = NAN;  // the reference's, at the step where the runs part
+    for (const auto& pair : p["topk"][i]) {
+      if (pair[0].get<int32_t>() == expect[i]) want_logit = pair[1].get<float>();
+      if (pair[0].get<int32_t>() == got[i]) got_logit = pair[1].get<float>();
+    }
+    ASSERT_FALSE(std::isnan(got_logit)) << p["name"] << ": token " << got[i] << " at step " << i
+                                        << " is not among the reference's top 32";
+    EXPECT_LE(want_logit - got_logit, logit_tolerance("cuda"))
+        << p["name"] << ": parts from the reference at step " << i << " where it was not a near tie";
+    std::printf("%s: fast mode parts at step %zu, a near tie (reference gap %.3f)\n",
+                p["name"].get<std::string>().c_str(), i, want_logit - got_logit);
   }
 }
 
