@@ -1,0 +1,391 @@
+#include "tokenizer/jinja_value.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/error.hpp"
+#include "tokenizer/utf8.hpp"
+
+namespace brisk::jinja {
+
+Value Value::none() {
+  Value v;
+  v.kind = Kind::None;
+  return v;
+}
+Value Value::boolean(bool x) {
+  Value v;
+  v.kind = Kind::Bool;
+  v.b = x;
+  return v;
+}
+Value Value::integer(int64_t x) {
+  Value v;
+  v.kind = Kind::Int;
+  v.i = x;
+  return v;
+}
+Value Value::number(double x) {
+  Value v;
+  v.kind = Kind::Float;
+  v.f = x;
+  return v;
+}
+Value Value::string(std::string x) {
+  Value v;
+  v.kind = Kind::String;
+  v.s = std::move(x);
+  return v;
+}
+Value Value::array(Array x) {
+  Value v;
+  v.kind = Kind::Array;
+  v.arr = std::make_shared<Array>(std::move(x));
+  return v;
+}
+Value Value::object(Object x) {
+  Value v;
+  v.kind = Kind::Object;
+  v.obj = std::make_shared<Object>(std::move(x));
+  return v;
+}
+Value Value::callable(Function f) {
+  Value v;
+  v.kind = Kind::Callable;
+  v.fn = std::make_shared<Function>(std::move(f));
+  return v;
+}
+
+const char* kind_name(Value::Kind k) {
+  switch (k) {
+    case Value::Kind::Undefined: return "undefined";
+    case Value::Kind::None: return "none";
+    case Value::Kind::Bool: return "bool";
+    case Value::Kind::Int: return "int";
+    case Value::Kind::Float: return "float";
+    case Value::Kind::String: return "string";
+    case Value::Kind::Array: return "list";
+    case Value::Kind::Object: return "dict";
+    case Value::Kind::Callable: return "callable";
+  }
+  return "?";
+}
+
+double Value::as_double() const {
+  if (kind == Kind::Int) return double(i);
+  if (kind == Kind::Float) return f;
+  if (kind == Kind::Bool) return b ? 1 : 0;
+  throw Error(ErrorCode::kInvalidArgument, std::string("chat template: expected a number, got ") + kind_name(kind));
+}
+
+bool Value::truthy() const {
+  switch (kind) {
+    case Kind::Undefined:
+    case Kind::None: return false;
+    case Kind::Bool: return b;
+    case Kind::Int: return i != 0;
+    case Kind::Float: return f != 0;
+    case Kind::String: return !s.empty();
+    case Kind::Array: return !arr->empty();
+    case Kind::Object: return !obj->empty();
+    case Kind::Callable: return true;
+  }
+  return false;
+}
+
+const Value* Value::find(const std::string& key) const {
+  if (kind != Kind::Object) return nullptr;
+  for (const auto& [k, v] : *obj)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+void Value::set(const std::string& key, Value v) {
+  for (auto& [k, old] : *obj)
+    if (k == key) {
+      old = std::move(v);
+      return;
+    }
+  obj->emplace_back(key, std::move(v));
+}
+
+Array Value::items() const {
+  switch (kind) {
+    case Kind::Undefined: return {};
+    case Kind::Array: return *arr;
+    case Kind::Object: {
+      Array keys;
+      for (const auto& kv : *obj) keys.push_back(Value::string(kv.first));
+      return keys;
+    }
+    case Kind::String: {
+      Array chars;
+      for (size_t p = 0; p < s.size();) {
+        size_t n = utf8::valid_len(s, p);
+        if (n == 0) n = 1;
+        chars.push_back(Value::string(s.substr(p, n)));
+        p += n;
+      }
+      return chars;
+    }
+    default: break;
+  }
+  throw Error(ErrorCode::kInvalidArgument, std::string("chat template: a ") + kind_name(kind) + " is not iterable");
+}
+
+int64_t Value::length() const {
+  switch (kind) {
+    case Kind::Undefined: return 0;
+    case Kind::Array: return int64_t(arr->size());
+    case Kind::Object: return int64_t(obj->size());
+    case Kind::String: return int64_t(items().size());
+    default: break;
+  }
+  throw Error(ErrorCode::kInvalidArgument, std::string("chat template: a ") + kind_name(kind) + " has no length");
+}
+
+std::string float_repr(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
+  // The fewest significant digits that read back to v, then Python's layout of them: plain
+  // from 1e-4 up to 1e16, else d.ddde+XX.
+  char buf[40];
+  int prec = 1;
+  for (; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*e", prec - 1, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  const bool neg = s[0] == '-';
+  if (neg) s = s.substr(1);
+  const size_t e = s.find('e');
+  const int exp = std::atoi(s.c_str() + e + 1);
+  std::string digits = s.substr(0, 1) + (e > 2 ? s.substr(2, e - 2) : "");
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  std::string out;
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      out = "0." + std::string(size_t(-exp - 1), '0') + digits;
+    } else if (size_t(exp) + 1 >= digits.size()) {
+      out = digits + std::string(size_t(exp) + 1 - digits.size(), '0') + ".0";
+    } else {
+      out = digits.substr(0, size_t(exp) + 1) + "." + digits.substr(size_t(exp) + 1);
+    }
+  } else {
+    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    char eb[16];
+    std::snprintf(eb, sizeof eb, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    out += eb;
+  }
+  return neg ? "-" + out : out;
+}
+
+namespace {
+
+std::string quote_repr(const std::string& s) {
+  const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const char q = dq ? '"' : '\'';
+  std::string out(1, q);
+  for (unsigned char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == q) out += std::string("\\") + char(q);
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      out += b;
+    } else out += char(c);
+  }
+  return out + q;
+}
+
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char b[8];
+          std::snprintf(b, sizeof b, "\\u%04x", c);
+          out += b;
+        } else {
+          out += char(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+void json_into(std::string& out, const Value& v, int indent, int depth) {
+  auto newline = [&](int d) {
+    if (indent <= 0) return;
+    out += '\n';
+    out.append(size_t(indent * d), ' ');
+  };
+  switch (v.kind) {
+    case Value::Kind::Undefined:
+    case Value::Kind::None: out += "null"; return;
+    case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
+    case Value::Kind::Int: out += std::to_string(v.i); return;
+    case Value::Kind::Float:
+      out += std::isnan(v.f) ? "NaN" : std::isinf(v.f) ? (v.f > 0 ? "Infinity" : "-Infinity") : float_repr(v.f);
+      return;
+    case Value::Kind::String: json_string(out, v.s); return;
+    case Value::Kind::Array: {
+      if (v.arr->empty()) {
+        out += "[]";
+        return;
+      }
+      out += '[';
+      for (size_t k = 0; k < v.arr->size(); ++k) {
+        if (k) out += indent > 0 ? "," : ", ";
+        newline(depth + 1);
+        json_into(out, (*v.arr)[k], indent, depth + 1);
+      }
+      newline(depth);
+      out += ']';
+      return;
+    }
+    case Value::Kind::Object: {
+      if (v.obj->empty()) {
+        out += "{}";
+        return;
+      }
+      out += '{';
+      bool first = true;
+      for (const auto& [k, x] : *v.obj) {
+        if (!first) out += indent > 0 ? "," : ", ";
+        first = false;
+        newline(depth + 1);
+        json_string(out, k);
+        out += ": ";
+        json_into(out, x, indent, depth + 1);
+      }
+      newline(depth);
+      out += '}';
+      return;
+    }
+    case Value::Kind::Callable: break;
+  }
+  throw Error(ErrorCode::kInvalidArgument, "chat template: a callable cannot be written as JSON");
+}
+
+}  // namespace
+
+std::string to_repr(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::String: return quote_repr(v.s);
+    case Value::Kind::Array: {
+      std::string out = "[";
+      for (size_t k = 0; k < v.arr->size(); ++k) out += (k ? ", " : "") + to_repr((*v.arr)[k]);
+      return out + "]";
+    }
+    case Value::Kind::Object: {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, x] : *v.obj) {
+        out += (first ? "" : ", ") + quote_repr(k) + ": " + to_repr(x);
+        first = false;
+      }
+      return out + "}";
+    }
+    default: return to_str(v);
+  }
+}
+
+std::string to_str(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::Undefined: return "";
+    case Value::Kind::None: return "None";
+    case Value::Kind::Bool: return v.b ? "True" : "False";
+    case Value::Kind::Int: return std::to_string(v.i);
+    case Value::Kind::Float: return float_repr(v.f);
+    case Value::Kind::String: return v.s;
+    case Value::Kind::Callable: return "<function>";
+    default: return to_repr(v);
+  }
+}
+
+std::string to_json(const Value& v, int indent) {
+  std::string out;
+  json_into(out, v, indent, 0);
+  return out;
+}
+
+bool equal(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.kind != Value::Kind::Float && b.kind != Value::Kind::Float) {
+      const int64_t x = a.kind == Value::Kind::Bool ? a.b : a.i, y = b.kind == Value::Kind::Bool ? b.b : b.i;
+      return x == y;
+    }
+    return a.as_double() == b.as_double();
+  }
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Value::Kind::Undefined:
+    case Value::Kind::None: return true;
+    case Value::Kind::String: return a.s == b.s;
+    case Value::Kind::Array: {
+      if (a.arr->size() != b.arr->size()) return false;
+      for (size_t k = 0; k < a.arr->size(); ++k)
+        if (!equal((*a.arr)[k], (*b.arr)[k])) return false;
+      return true;
+    }
+    case Value::Kind::Object: {
+      if (a.obj->size() != b.obj->size()) return false;
+      for (const auto& [k, x] : *a.obj) {
+        const Value* y = b.find(k);
+        if (!y || !equal(x, *y)) return false;
+      }
+      return true;
+    }
+    case Value::Kind::Callable: return a.fn == b.fn;
+    default: return false;
+  }
+}
+
+bool less(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) return a.as_double() < b.as_double();
+  if (a.kind == Value::Kind::String && b.kind == Value::Kind::String) return a.s < b.s;
+  throw Error(ErrorCode::kInvalidArgument, std::string("chat template: cannot compare ") + kind_name(a.kind) + " with " +
+                                               kind_name(b.kind));
+}
+
+Value from_json(const nlohmann::ordered_json& j) {
+  switch (j.type()) {
+    case nlohmann::ordered_json::value_t::null: return Value::none();
+    case nlohmann::ordered_json::value_t::boolean: return Value::boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value::integer(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_unsigned: {
+      const uint64_t u = j.get<uint64_t>();
+      return u > uint64_t(INT64_MAX) ? Value::number(double(u)) : Value::integer(int64_t(u));
+    }
+    case nlohmann::ordered_json::value_t::number_float: return Value::number(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value::string(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
+      Array a;
+      for (const auto& x : j) a.push_back(from_json(x));
+      return Value::array(std::move(a));
+    }
+    case nlohmann::ordered_json::value_t::object: {
+      Object o;
+      for (auto it = j.begin(); it != j.end(); ++it) o.emplace_back(it.key(), from_json(it.value()));
+      return Value::object(std::move(o));
+    }
+    default: break;
+  }
+  return Value();
+}
+
+}  // namespace brisk::jinja
