@@ -44,8 +44,8 @@ int ModelRunner::bucket_for(int b) const {
 }
 
 void ModelRunner::run_step(int bucket) {
-  const float* logits = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true);
-  be_.sample(logits, bucket, t_.hparams().vocab, params_, ids_);
+  logits_ = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true);
+  be_.sample(logits_, bucket, t_.hparams().vocab, params_, ids_);
 }
 
 void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
@@ -66,6 +66,7 @@ void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const 
   Bucket& bk = buckets_[bucket];
   if (!use_graphs_ || bk.uses == 0) {
     run_step(bucket);  // the first run also sizes every scratch buffer the step uses
+    bk.logits = logits_;
   } else {
     if (bk.graph < 0) {
       be_.begin_capture();
@@ -76,8 +77,10 @@ void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const 
         throw;
       }
       bk.graph = be_.end_capture();
+      bk.logits = logits_;
     }
     be_.replay(bk.graph);
+    logits_ = bk.logits;
   }
   ++bk.uses;
   be_.copy_to_host(ids_, ids, uint64_t(b) * 4);
@@ -100,8 +103,8 @@ int32_t ModelRunner::prefill(const int32_t* tokens, int64_t n, int32_t pos0, int
     host_.params[0] = params;
     be_.copy_from_host(host_.params.data(), params_, sizeof(RowSampling));
     StepInputs in{buf, buf + n, buf + 2 * n, true};
-    const float* logits = t_.forward_step(in, n, kv_, /*all_logits=*/false);
-    be_.sample(logits, 1, t_.hparams().vocab, params_, ids_);
+    logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
+    be_.sample(logits_, 1, t_.hparams().vocab, params_, ids_);
     int32_t id = 0;
     be_.copy_to_host(ids_, &id, 4);
     be_.release_bytes(buf);

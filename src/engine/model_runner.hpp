@@ -35,12 +35,16 @@ class ModelRunner {
   int32_t prefill(const int32_t* tokens, int64_t n, int32_t pos0, int32_t seq, const RowSampling& params);
 
   int max_batch() const { return max_batch_; }
+  // Backend memory: the last step's logits, one row of `vocab` per batch row (decode), or
+  // the last prompt token's row (prefill); valid until the next step.
+  const float* logits() const { return logits_; }
   bool graphs() const { return use_graphs_; }
 
  private:
   struct Bucket {
     int uses = 0;
     int graph = -1;
+    const float* logits = nullptr;  // where its step leaves the logits
   };
   // Host-side mirror of the device buffer, copied in one transfer.
   struct Staging {
@@ -60,6 +64,7 @@ class ModelRunner {
   StepInputs in_;
   RowSampling* params_ = nullptr;
   int32_t* ids_ = nullptr;
+  const float* logits_ = nullptr;
   Staging host_;
   std::map<int, Bucket> buckets_;
 };

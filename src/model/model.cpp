@@ -37,11 +37,25 @@ std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, co
       throw Error(ErrorCode::kFormat, "tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) +
                                           " tokens but the embedding only " + std::to_string(m->hp_.vocab),
                   path);
+    const auto source = find_chat_template(*m->ckpt_);
+    m->own_template_ = source.has_value();
+    try {
+      m->chat_template_ = std::make_unique<ChatTemplate>(source ? *source : kDefaultChatTemplate);
+    } catch (const Error& e) {  // completions still work; chat requests get this error
+      m->chat_template_error_ = e.message();
+    }
   }
   for (const auto& t : m->ckpt_->tensors) m->weight_bytes_ += t.nbytes;
   prefault(*m->ckpt_, opts.progress);
   m->transformer_ = std::make_unique<Transformer>(m->hp_, m->weights_, backend);
   return m;
+}
+
+const ChatTemplate& Model::chat_template() const {
+  if (!chat_template_)
+    throw Error(ErrorCode::kFormat, chat_template_error_.empty() ? "model was loaded without a tokenizer"
+                                                                 : "the model's chat template: " + chat_template_error_);
+  return *chat_template_;
 }
 
 const Tokenizer& Model::tokenizer() const {

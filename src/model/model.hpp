@@ -11,6 +11,7 @@
 #include "model/hparams.hpp"
 #include "model/transformer.hpp"
 #include "model/weights.hpp"
+#include "tokenizer/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace brisk {
@@ -30,6 +31,10 @@ class Model {
   const Tokenizer& tokenizer() const;  // throws when loaded without one
   bool has_tokenizer() const { return tokenizer_ != nullptr; }
   Transformer& transformer() { return *transformer_; }
+  // The checkpoint's chat template, or a ChatML default when it carries none (as llama.cpp
+  // does). Throws Error(kFormat) when the checkpoint's template does not parse.
+  const ChatTemplate& chat_template() const;
+  bool has_own_chat_template() const { return own_template_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
 
  private:
@@ -39,6 +44,9 @@ class Model {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::unique_ptr<Transformer> transformer_;
   uint64_t weight_bytes_ = 0;
+  std::unique_ptr<ChatTemplate> chat_template_;
+  std::string chat_template_error_;
+  bool own_template_ = false;
 };
 
 }  // namespace brisk

@@ -5,6 +5,10 @@
 
 namespace brisk {
 
+const char* const kDefaultChatTemplate =
+    "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}";
+
 ChatTemplate::ChatTemplate(std::string source)
     : source_(std::move(source)), program_(jinja::parse_template(source_)) {}
 

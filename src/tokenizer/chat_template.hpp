@@ -36,6 +36,9 @@ class ChatTemplate {
   std::shared_ptr<jinja::Program> program_;
 };
 
+// ChatML, for checkpoints that carry no template (llama.cpp's fallback too).
+extern const char* const kDefaultChatTemplate;
+
 // The checkpoint's chat template source (for a list of named templates, the "default" one),
 // or nothing when it carries none.
 std::optional<std::string> find_chat_template(const CheckpointIndex& ckpt);

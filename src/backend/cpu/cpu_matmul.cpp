@@ -13,6 +13,10 @@ namespace brisk {
 
 // From this many tokens on, dequantizing a row once beats decoding its blocks per token.
 constexpr int64_t kDequantizeFromTokens = 4;
+// With int8 activations, products of up to this many tokens take the integer path: every
+// decode step of up to this many sequences (the scheduler's cap) computes each token exactly
+// as it would alone, while long prefill chunks keep the faster dequantized float path.
+constexpr int64_t kInt8MaxTokens = 64;
 
 // I8 rows carry a float scale; every other dtype scales itself.
 inline float row_scale(const DeviceWeight& w, int64_t r) { return w.scales ? w.scales[r] : 1.f; }
@@ -44,7 +48,7 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
   if (bias && bias->cols != rows)
     throw Error(ErrorCode::kInternal, "bias length does not match the weight's rows", bias->name);
-  if (int8_activations_ && n < kDequantizeFromTokens && dot_row_q8_supported(w.dtype)) {
+  if (int8_activations_ && n <= kInt8MaxTokens && dot_row_q8_supported(w.dtype)) {
     matmul_int8(x, n, w, y, b, accumulate);
     return;
   }

@@ -1,0 +1,325 @@
+#include "engine/scheduler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "base/error.hpp"
+#include "engine/stop.hpp"
+
+namespace brisk {
+namespace {
+
+// Decode tokens per forward pass at most: the CPU backend's int8 path computes each of up
+// to this many tokens exactly as alone (backend.hpp), so batching never changes a result.
+constexpr int kMaxDecodeBatch = 64;
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// log-softmax of one entry of a row, in double.
+float token_logprob(const float* logits, int32_t vocab, int32_t id) {
+  float mx = -INFINITY;
+  for (int32_t i = 0; i < vocab; ++i) mx = std::max(mx, logits[i]);
+  double sum = 0;
+  for (int32_t i = 0; i < vocab; ++i) sum += std::exp(double(logits[i]) - mx);
+  return float(double(logits[id]) - mx - std::log(sum));
+}
+
+}  // namespace
+
+struct Scheduler::Sequence {
+  std::shared_ptr<Request> req;
+  int slot = -1;
+  int64_t prefilled = 0;  // prompt tokens in the cache
+  int32_t next = -1;      // the last sampled token, not yet in the cache
+  int64_t pos = 0;        // the position `next` goes to
+  int generated = 0;
+  uint64_t seed = 0;
+  std::unique_ptr<Sampler> host_sampler;  // penalties need the history on the host
+  std::vector<int32_t> history;           // prompt + generated (host sampling only)
+  std::unique_ptr<IncrementalDetokenizer> detok;
+  std::unique_ptr<StopMatcher> stops;
+  double t_submit = 0, t_start = 0, t_first = 0;
+
+  bool prompt_done() const { return prefilled == int64_t(req->prompt.size()); }
+  RowSampling params() const {
+    const SamplingParams& sp = req->opts.sampling;
+    return row_sampling(sp.temperature, sp.top_k, sp.top_p, sp.min_p, seed, uint64_t(generated));
+  }
+};
+
+Scheduler::Scheduler(Model& model, const SchedulerOptions& opts) : model_(model), opts_(opts) {
+  if (opts_.parallel < 1 || opts_.parallel > 1024)
+    throw Error(ErrorCode::kInvalidArgument, "parallel must be in [1, 1024]", "--parallel");
+  if (opts_.context < 2 || opts_.context > model.hparams().context)
+    throw Error(ErrorCode::kInvalidArgument,
+                "the context per sequence must be in [2, " + std::to_string(model.hparams().context) +
+                    "] (the model's trained context)", "--ctx");
+  if (opts_.prefill_chunk < 1) throw Error(ErrorCode::kInvalidArgument, "the prefill chunk must be >= 1");
+  vocab_ = int32_t(model.hparams().vocab);
+  Transformer& tf = model.transformer();
+  kv_ = tf.new_kv_cache(opts_.context, opts_.parallel);
+  runner_ = std::make_unique<ModelRunner>(tf, kv_, std::min(opts_.parallel, kMaxDecodeBatch), opts_.prefill_chunk);
+  for (int s = opts_.parallel - 1; s >= 0; --s) free_slots_.push_back(s);
+  host_row_.resize(size_t(vocab_));
+  stats_.slots_total = opts_.parallel;
+  stats_.kv_positions_total = opts_.context * opts_.parallel;
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() {
+  shutdown(false);
+  runner_.reset();
+  model_.transformer().free_kv_cache(kv_);
+}
+
+bool Scheduler::submit(std::shared_ptr<Request> r) {
+  if (r->prompt.empty()) throw Error(ErrorCode::kInvalidArgument, "the prompt is empty", "prompt");
+  const int64_t n = int64_t(r->prompt.size());
+  if (n >= opts_.context)
+    throw Error(ErrorCode::kInvalidArgument,
+                "the prompt has " + std::to_string(n) + " tokens but the context is " + std::to_string(opts_.context) +
+                    " tokens, which leaves no room to generate",
+                "messages");
+  for (int32_t id : r->prompt)
+    if (id < 0 || id >= vocab_) throw Error(ErrorCode::kInvalidArgument, "token id out of range", "prompt");
+  validate(r->opts.sampling);
+  if (r->opts.max_tokens < 0) throw Error(ErrorCode::kInvalidArgument, "max_tokens must be >= 0", "max_tokens");
+  if (r->logprobs > 20) throw Error(ErrorCode::kInvalidArgument, "top_logprobs must be at most 20", "top_logprobs");
+
+  auto s = std::make_unique<Sequence>();
+  s->req = std::move(r);
+  const SamplingParams& sp = s->req->opts.sampling;
+  s->seed = sp.seed ? *sp.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  s->t_submit = now();
+  std::lock_guard<std::mutex> lock(mu_);
+  // Room: a free slot, or a place in the queue behind the running batch.
+  if (stopping_ || pending_ >= opts_.max_queue + size_t(opts_.parallel - stats_.slots_used)) return false;
+  inbox_.push_back(std::move(s));
+  ++pending_;
+  ++stats_.waiting;
+  wake_.notify_one();
+  return true;
+}
+
+void Scheduler::shutdown(bool drain) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+    drain_ = drain;
+    wake_.notify_one();
+  }
+  thread_.join();
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !running_.empty() || !waiting_.empty(); });
+      while (!inbox_.empty()) {
+        waiting_.push_back(std::move(inbox_.front()));
+        inbox_.pop_front();
+      }
+      if (stopping_) {
+        for (auto& s : waiting_) s->req->cancelled = true;
+        if (!drain_)
+          for (auto& s : running_) s->req->cancelled = true;
+        if (running_.empty() && waiting_.empty()) return;
+      }
+    }
+    try {
+      step();
+    } catch (const std::exception& e) {  // a backend failure: fail what was running, keep serving
+      fail_running(e.what());
+    }
+  }
+}
+
+bool Scheduler::step() {
+  drop_cancelled();
+  admit();
+  prefill_one();
+  decode_all();
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.waiting = waiting_.size() + inbox_.size();
+  stats_.running = running_.size();
+  stats_.kv_positions_used = 0;
+  for (const auto& s : running_) stats_.kv_positions_used += s->prefilled + s->generated;
+  return true;
+}
+
+void Scheduler::drop_cancelled() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if ((*it)->req->cancelled) {
+      finish(**it, "cancelled");
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& s : running_)
+    if (s->req->cancelled) finish(*s, "cancelled");
+  std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
+}
+
+void Scheduler::admit() {
+  while (!free_slots_.empty() && !waiting_.empty()) {
+    auto s = std::move(waiting_.front());
+    waiting_.pop_front();
+    s->slot = free_slots_.back();
+    free_slots_.pop_back();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --pending_;
+      ++stats_.slots_used;
+    }
+    s->t_start = now();
+    const Request& r = *s->req;
+    const SamplingParams& sp = r.opts.sampling;
+    const bool penalties = (sp.repeat_penalty != 1.f && sp.repeat_last_n != 0) || sp.presence_penalty != 0.f ||
+                           sp.frequency_penalty != 0.f;
+    if (penalties) {
+      SamplingParams seeded = sp;
+      seeded.seed = s->seed;
+      s->host_sampler = std::make_unique<Sampler>(seeded, vocab_);
+      s->history = r.prompt;
+    }
+    if (model_.has_tokenizer()) s->detok = std::make_unique<IncrementalDetokenizer>(model_.tokenizer(), true);
+    s->stops = std::make_unique<StopMatcher>(r.opts.stop);
+    running_.push_back(std::move(s));
+  }
+}
+
+bool Scheduler::needs_host_logits(const Sequence& s) const { return s.host_sampler || s.req->logprobs >= 0; }
+
+// One chunk of the first sequence still prefilling (FIFO), so decode steps keep flowing.
+void Scheduler::prefill_one() {
+  for (auto& sp : running_) {
+    Sequence& s = *sp;
+    if (s.slot < 0 || s.prompt_done()) continue;
+    const std::vector<int32_t>& prompt = s.req->prompt;
+    const int64_t n = std::min(opts_.prefill_chunk, int64_t(prompt.size()) - s.prefilled);
+    const int32_t id = runner_->prefill(prompt.data() + s.prefilled, n, int32_t(s.prefilled), s.slot, s.params());
+    s.prefilled += n;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.prompt_tokens += uint64_t(n);
+    }
+    if (s.prompt_done()) {
+      s.pos = s.prefilled;
+      const float* row = nullptr;
+      if (needs_host_logits(s)) {
+        model_.transformer().backend().to_host(runner_->logits(), host_row_.data(), vocab_);
+        row = host_row_.data();
+      }
+      if (s.req->opts.max_tokens == 0) finish(s, "length");
+      else accept(s, id, row);
+    }
+    break;
+  }
+  std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
+}
+
+void Scheduler::decode_all() {
+  std::vector<Sequence*> batch;
+  for (auto& s : running_)
+    if (s->slot >= 0 && s->prompt_done() && s->next >= 0) batch.push_back(s.get());
+  for (size_t b0 = 0; b0 < batch.size(); b0 += kMaxDecodeBatch) {
+    const int b = int(std::min<size_t>(kMaxDecodeBatch, batch.size() - b0));
+    const auto n = static_cast<size_t>(b);
+    std::vector<int32_t> tokens(n), pos(n), seqs(n), ids(n);
+    std::vector<RowSampling> params(n);
+    for (int i = 0; i < b; ++i) {
+      const Sequence& s = *batch[b0 + size_t(i)];
+      tokens[size_t(i)] = s.next;
+      pos[size_t(i)] = int32_t(s.pos);
+      seqs[size_t(i)] = s.slot;
+      params[size_t(i)] = s.params();
+    }
+    runner_->decode(tokens.data(), pos.data(), seqs.data(), params.data(), b, ids.data());
+    for (int i = 0; i < b; ++i) {
+      Sequence& s = *batch[b0 + size_t(i)];
+      s.pos += 1;
+      const float* row = nullptr;
+      if (needs_host_logits(s)) {
+        model_.transformer().backend().to_host(runner_->logits() + int64_t(i) * vocab_, host_row_.data(), vocab_);
+        row = host_row_.data();
+      }
+      accept(s, ids[size_t(i)], row);
+    }
+  }
+  std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
+}
+
+void Scheduler::accept(Sequence& s, int32_t id, const float* logits) {
+  const Request& r = *s.req;
+  if (s.host_sampler) id = s.host_sampler->sample(std::span<const float>(logits, size_t(vocab_)), s.history);
+  if (s.generated == 0) s.t_first = now();
+  const bool eos = !r.opts.ignore_eos && model_.has_tokenizer() && model_.tokenizer().is_eos(id);
+  if (eos) return finish(s, "stop");
+  ++s.generated;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.generated_tokens;
+  }
+  if (s.host_sampler) s.history.push_back(id);
+  TokenEvent ev;
+  ev.id = id;
+  StopResult stop;
+  if (s.detok) stop = s.stops->feed(s.detok->push(id));
+  ev.text = stop.text;
+  if (r.logprobs >= 0 && logits) {
+    ev.logprob = token_logprob(logits, vocab_, id);
+    ev.top = top_logprobs(std::span<const float>(logits, size_t(vocab_)), r.logprobs);
+  }
+  if (r.on_token) r.on_token(ev);
+  if (stop.stopped) return finish(s, "stop");
+  if (s.generated >= r.opts.max_tokens) return finish(s, "length");
+  if (s.pos >= opts_.context) return finish(s, "length");  // no room for the next token
+  s.next = id;
+}
+
+void Scheduler::finish(Sequence& s, const std::string& reason, const std::string& error) {
+  RequestResult res;
+  res.finish_reason = reason;
+  res.error = error;
+  if (reason != "stop" && reason != "error" && s.detok && s.stops) {  // release held-back text
+    StopResult tail = s.stops->feed(s.detok->flush());
+    res.tail_text = tail.text;
+    if (tail.stopped) res.finish_reason = "stop";
+    else res.tail_text += s.stops->flush();
+  }
+  if (reason == "cancelled") res.tail_text.clear();
+  res.prompt_tokens = int64_t(s.req->prompt.size());
+  res.completion_tokens = s.generated;
+  const double t = now();
+  res.queue_seconds = (s.t_start > 0 ? s.t_start : t) - s.t_submit;
+  res.ttft_seconds = s.t_first > 0 ? s.t_first - s.t_submit : 0;
+  res.total_seconds = t - s.t_submit;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.finished[res.finish_reason];
+    if (s.slot >= 0) --stats_.slots_used;
+    else --pending_;  // it never got a slot
+  }
+  if (s.slot >= 0) free_slots_.push_back(s.slot);
+  s.slot = -1;
+  s.next = -1;
+  if (s.req->on_done) s.req->on_done(res);
+}
+
+void Scheduler::fail_running(const std::string& error) {
+  for (auto& s : running_)
+    if (s->slot >= 0) finish(*s, "error", error);
+  running_.clear();
+}
+
+}  // namespace brisk
