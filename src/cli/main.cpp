@@ -1,4 +1,4 @@
-// The brisk command: one verb per file (run, inspect, gen-model), dispatched here.
+// The brisk command: one verb per file (run, serve, bench, inspect, ...), dispatched here.
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   add("bench", "measure prefill and decode speed against the device's limits", brisk::cli::add_bench);
   add("logits", "write the logits of every position of a token sequence (for reference checks)", brisk::cli::add_logits);
   add("quantize", "rewrite a GGUF file's matrices in another format (i8: packed int8 for the GPU)", brisk::cli::add_quantize);
+#ifdef BRISK_WITH_SERVER
+  add("serve", "serve the model over an OpenAI-compatible HTTP API", brisk::cli::add_serve);
+#endif
   add("gen-model", "write a deterministic synthetic checkpoint with random weights", brisk::cli::add_gen_model);
   try {
     app.parse(argc, argv);

@@ -18,6 +18,7 @@ Action add_gen_model(CLI::App& app);
 Action add_bench(CLI::App& app);
 Action add_logits(CLI::App& app);
 Action add_quantize(CLI::App& app);
+Action add_serve(CLI::App& app);  // only when built with cpp-httplib (BRISK_WITH_SERVER)
 
 // The model scripts/setup installs, used when -m is not given.
 std::string default_model_path();

@@ -1,0 +1,98 @@
+// brisk serve: the OpenAI-compatible server. It listens first (so /health can say
+// "loading"), then loads the model and starts the scheduler. SIGINT or SIGTERM stops it
+// gracefully: no new connections, running and queued requests are cancelled (each client
+// gets an error chunk or body), and the process exits 0.
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "base/error.hpp"
+#include "cli/verbs.hpp"
+#include "engine/device.hpp"
+#include "engine/scheduler.hpp"
+#include "server/http_server.hpp"
+
+namespace brisk::cli {
+namespace {
+
+struct ServeOptions {
+  std::string model;
+  std::string device = "auto";
+  int threads = 0;
+  bool exact = false;
+  server::ServerOptions http;
+  SchedulerOptions sched;
+};
+
+int serve(ServeOptions& o) {
+  if (o.model.empty()) o.model = default_model_path();
+  if (o.http.model_name.empty()) o.http.model_name = std::filesystem::path(o.model).filename().string();
+  // Signals go to one thread that waits for them; a dead client's socket must not kill us.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  if (o.http.threads == 0) o.http.threads = std::max(32, 2 * (o.sched.parallel + int(o.sched.max_queue)) + 8);
+  server::HttpServer http(o.http);
+  std::string err;
+  if (!http.bind(&err)) throw Error(ErrorCode::kIo, err);
+  std::thread listener([&] { http.listen(); });
+  std::fprintf(stderr, "brisk serve: listening on http://%s:%d (loading %s)\n", o.http.host.c_str(), http.port(),
+               o.model.c_str());
+
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Scheduler> scheduler;
+  try {
+    std::string note;
+    backend = make_backend(DeviceOptions{o.device, o.threads, o.exact}, &note);
+    if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
+    model = Model::load(o.model, *backend);
+    if (o.sched.context == 0) o.sched.context = std::min<int64_t>(model->hparams().context, 4096);
+    scheduler = std::make_unique<Scheduler>(*model, o.sched);
+  } catch (...) {
+    http.stop();
+    listener.join();
+    throw;
+  }
+  http.attach(*model, *scheduler);
+  std::fprintf(stderr, "brisk serve: ready: %s on %s, %d sequences x %lld positions\n", o.http.model_name.c_str(),
+               backend->name().c_str(), o.sched.parallel, static_cast<long long>(o.sched.context));
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::fprintf(stderr, "brisk serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  scheduler->shutdown(false);  // every request gets its end, so every connection finishes
+  http.stop();
+  listener.join();
+  return 0;
+}
+
+}  // namespace
+
+Action add_serve(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  o->sched.context = 0;
+  app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
+  app.add_option("--host", o->http.host, "address to listen on")->capture_default_str();
+  app.add_option("--port", o->http.port, "port to listen on (0: any free port)")->capture_default_str();
+  app.add_option("--api-key", o->http.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
+  app.add_option("--model-name", o->http.model_name, "the model's name in the API (default: the file name)");
+  app.add_option("--parallel", o->sched.parallel, "sequences decoded together (KV slots)")->capture_default_str();
+  app.add_option("-c,--ctx", o->sched.context, "positions per sequence, prompt + output (default: min(4096, model))");
+  app.add_option("--queue", o->sched.max_queue, "requests that may wait for a slot")->capture_default_str();
+  app.add_option("--prefill-chunk", o->sched.prefill_chunk, "prompt tokens per scheduler step")->capture_default_str();
+  app.add_option("--max-body", o->http.max_body_bytes, "largest request body in bytes")->capture_default_str();
+  app.add_option("--http-threads", o->http.threads, "connection threads (0: enough for every slot and queue place)");
+  app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  app.add_option("-t,--threads", o->threads, "CPU threads (0: one per core)");
+  app.add_flag("--exact", o->exact, "float32 everywhere (the oracle)");
+  return [o]() { return serve(*o); };
+}
+
+}  // namespace brisk::cli

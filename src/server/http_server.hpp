@@ -1,0 +1,61 @@
+// The OpenAI-compatible HTTP server (cpp-httplib): /v1/chat/completions and /v1/completions
+// (whole or streamed as server-sent events), /v1/models, /health and /metrics. Each
+// generation request becomes a scheduler Request whose tokens flow back through a channel
+// to the connection's thread; a client that goes away cancels its request, which frees the
+// KV slot at the scheduler's next step. Errors are OpenAI-style JSON with the right status.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "engine/scheduler.hpp"
+#include "model/model.hpp"
+#include "server/metrics.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace brisk::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string api_key;            // when set, /v1/* needs "Authorization: Bearer <key>"
+  std::string model_name;         // what /v1/models and responses call the model
+  size_t max_body_bytes = 4u << 20;
+  int threads = 0;                // connection threads (0: enough for every slot and queue place)
+  int read_timeout_seconds = 20;  // a request must arrive within this
+  int keep_alive_seconds = 10;    // an idle kept-alive connection is closed after this
+  int retry_after_seconds = 1;    // told to clients turned away when the queue is full
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(ServerOptions opts);
+  ~HttpServer();
+
+  // Serving starts before the model is loaded: /health answers "loading" (503) and
+  // generation requests 503 until attach().
+  void attach(Model& model, Scheduler& scheduler);
+  // Binds the address; false (with the reason in *error) when it cannot.
+  bool bind(std::string* error);
+  // Serves until stop(); call after bind().
+  void listen();
+  void stop();
+  int port() const { return bound_port_; }
+
+ private:
+  void routes();
+
+  ServerOptions opts_;
+  std::unique_ptr<httplib::Server> http_;
+  std::atomic<Model*> model_{nullptr};
+  std::atomic<Scheduler*> scheduler_{nullptr};
+  Metrics metrics_;
+  int bound_port_ = 0;
+};
+
+}  // namespace brisk::server

@@ -1,0 +1,337 @@
+#include "server/openai_schema.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "base/error.hpp"
+#include "tokenizer/utf8.hpp"
+
+namespace brisk::server {
+namespace {
+
+[[noreturn]] void bad(const std::string& param, const std::string& message) {
+  throw Error(ErrorCode::kInvalidArgument, message, param);
+}
+
+const ojson* field(const ojson& body, const char* key) {
+  auto it = body.find(key);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const ojson& body, const char* key, double lo, double hi, double fallback) {
+  const ojson* v = field(body, key);
+  if (!v) return fallback;
+  if (!v->is_number()) bad(key, std::string("'") + key + "' must be a number");
+  const double x = v->get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi)
+    bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return x;
+}
+
+int64_t integer(const ojson& body, const char* key, int64_t lo, int64_t hi, int64_t fallback) {
+  const ojson* v = field(body, key);
+  if (!v) return fallback;
+  if (!v->is_number_integer() && !v->is_number_unsigned()) bad(key, std::string("'") + key + "' must be an integer");
+  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX))
+    bad(key, std::string("'") + key + "' is out of range");
+  const int64_t x = v->get<int64_t>();
+  if (x < lo || x > hi)
+    bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return x;
+}
+
+bool boolean(const ojson& body, const char* key, bool fallback) {
+  const ojson* v = field(body, key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) bad(key, std::string("'") + key + "' must be true or false");
+  return v->get<bool>();
+}
+
+std::vector<std::string> stop_strings(const ojson& body) {
+  const ojson* v = field(body, "stop");
+  if (!v) return {};
+  if (v->is_string()) return {v->get<std::string>()};
+  if (!v->is_array()) bad("stop", "'stop' must be a string or a list of strings");
+  if (v->size() > 16) bad("stop", "at most 16 stop strings");
+  std::vector<std::string> out;
+  for (const auto& s : *v) {
+    if (!s.is_string()) bad("stop", "'stop' must be a string or a list of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// Chat messages as templates expect them: role and content as strings (a list of text
+// parts joined), other fields (tool_calls, name, tool_call_id) passed through.
+ojson normalize_messages(const ojson& body) {
+  const ojson* v = field(body, "messages");
+  if (!v) bad("messages", "'messages' is required");
+  if (!v->is_array() || v->empty()) bad("messages", "'messages' must be a non-empty list");
+  ojson out = ojson::array();
+  for (const auto& m : *v) {
+    if (!m.is_object()) bad("messages", "each message must be an object");
+    const ojson* role = field(m, "role");
+    if (!role || !role->is_string()) bad("messages", "each message needs a 'role' string");
+    std::string r = role->get<std::string>();
+    if (r == "developer") r = "system";
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool")
+      bad("messages", "unknown role '" + r + "' (system, user, assistant, tool)");
+    ojson msg = m;
+    msg["role"] = r;
+    const ojson* content = field(m, "content");
+    std::string text;
+    if (content && content->is_string()) {
+      text = content->get<std::string>();
+    } else if (content && content->is_array()) {
+      for (const auto& part : *content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+          bad("messages", "only text content parts are supported");
+        text += part["text"].get<std::string>();
+      }
+    } else if (content) {
+      bad("messages", "message content must be a string or a list of text parts");
+    } else if (r != "assistant") {
+      bad("messages", "a " + r + " message needs 'content'");
+    }
+    msg["content"] = text;
+    out.push_back(std::move(msg));
+  }
+  return out;
+}
+
+std::string random_id(const char* prefix) {
+  static thread_local std::mt19937_64 rng(std::random_device{}());
+  static const char* digits = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string id = prefix;
+  for (int i = 0; i < 24; ++i) id += digits[rng() % 36];
+  return id;
+}
+
+}  // namespace
+
+ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context) {
+  if (!body.is_object()) bad("", "the request body must be a JSON object");
+  ApiRequest r;
+  r.endpoint = endpoint;
+  if (const ojson* m = field(body, "model")) {
+    if (!m->is_string()) bad("model", "'model' must be a string");
+    r.model = m->get<std::string>();
+  }
+  if (integer(body, "n", 1, 1, 1) != 1) bad("n", "only n = 1 is supported");
+  const Tokenizer& tok = model.tokenizer();
+  if (endpoint == Endpoint::Chat) {
+    ojson extra = ojson::object();
+    if (tok.bos_id() >= 0) extra["bos_token"] = tok.token_text(tok.bos_id());
+    if (!tok.eos_ids().empty()) extra["eos_token"] = tok.token_text(tok.eos_ids()[0]);
+    if (const ojson* tools = field(body, "tools")) {
+      if (!tools->is_array()) bad("tools", "'tools' must be a list");
+      if (!tools->empty()) extra["tools"] = *tools;
+    }
+    const std::string text = model.chat_template().render(normalize_messages(body), true, extra);
+    r.prompt = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
+  } else {
+    const ojson* p = field(body, "prompt");
+    if (!p) bad("prompt", "'prompt' is required");
+    if (p->is_string()) {
+      r.prompt = tok.encode(p->get<std::string>(), true, true);
+    } else if (p->is_array() && !p->empty() && std::all_of(p->begin(), p->end(), [](const ojson& x) { return x.is_number_integer(); })) {
+      for (const auto& x : *p) {
+        const int64_t id = x.get<int64_t>();
+        if (id < 0 || id >= model.hparams().vocab) bad("prompt", "token id " + std::to_string(id) + " is out of range");
+        r.prompt.push_back(int32_t(id));
+      }
+    } else {
+      bad("prompt", "'prompt' must be a string or a list of token ids (one prompt per request)");
+    }
+    if (boolean(body, "echo", false)) bad("echo", "'echo' is not supported");
+    if (field(body, "suffix")) bad("suffix", "'suffix' is not supported");
+  }
+  if (r.prompt.empty()) bad(endpoint == Endpoint::Chat ? "messages" : "prompt", "the prompt is empty");
+
+  // Token budget: OpenAI's names for it; chat defaults to the rest of the context.
+  const int64_t room = std::max<int64_t>(1, context - int64_t(r.prompt.size()));
+  int64_t max_tokens = endpoint == Endpoint::Chat ? room : 16;
+  max_tokens = integer(body, "max_tokens", 1, INT32_MAX, max_tokens);
+  max_tokens = integer(body, "max_completion_tokens", 1, INT32_MAX, max_tokens);
+  r.opts.max_tokens = int(std::min<int64_t>(max_tokens, INT32_MAX));
+
+  SamplingParams& sp = r.opts.sampling;  // OpenAI's defaults: plain sampling at temperature 1
+  sp.temperature = float(number(body, "temperature", 0, 2, 1));
+  sp.top_p = float(number(body, "top_p", 0, 1, 1));
+  if (sp.top_p <= 0.f) bad("top_p", "'top_p' must be greater than 0");
+  sp.top_k = int(integer(body, "top_k", 0, 1 << 20, 0));
+  sp.min_p = float(number(body, "min_p", 0, 1, 0));
+  sp.presence_penalty = float(number(body, "presence_penalty", -2, 2, 0));
+  sp.frequency_penalty = float(number(body, "frequency_penalty", -2, 2, 0));
+  sp.repeat_penalty = float(number(body, "repetition_penalty", 0.01, 10, 1));
+  sp.repeat_last_n = sp.presence_penalty != 0.f || sp.frequency_penalty != 0.f || sp.repeat_penalty != 1.f ? -1 : 0;
+  if (field(body, "seed")) sp.seed = uint64_t(integer(body, "seed", INT64_MIN, INT64_MAX, 0));
+  r.opts.stop = stop_strings(body);
+
+  if (endpoint == Endpoint::Chat) {
+    const bool lp = boolean(body, "logprobs", false);
+    const int64_t top = integer(body, "top_logprobs", 0, 20, 0);
+    if (field(body, "top_logprobs") && !lp) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    r.logprobs = lp ? int(top) : -1;
+  } else if (const ojson* lp = field(body, "logprobs")) {
+    if (lp->is_boolean()) r.logprobs = lp->get<bool>() ? 0 : -1;
+    else r.logprobs = int(integer(body, "logprobs", 0, 20, 0));
+  }
+  r.stream = boolean(body, "stream", false);
+  if (const ojson* so = field(body, "stream_options")) {
+    if (!so->is_object()) bad("stream_options", "'stream_options' must be an object");
+    r.include_usage = boolean(*so, "include_usage", false);
+  }
+  return r;
+}
+
+ResponseBuilder::ResponseBuilder(Endpoint endpoint, std::string model_name, const Model& model)
+    : endpoint_(endpoint),
+      model_name_(std::move(model_name)),
+      model_(model),
+      id_(random_id(endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-")),
+      created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                   .count()) {}
+
+TokenOut ResponseBuilder::token_out(const TokenEvent& e) const {
+  TokenOut t;
+  t.id = e.id;
+  const std::string raw = model_.tokenizer().token_bytes(e.id);
+  t.text = utf8::lossy(raw);
+  t.bytes.assign(raw.begin(), raw.end());
+  t.logprob = e.logprob;
+  t.top = e.top;
+  return t;
+}
+
+ojson ResponseBuilder::envelope(bool chunk) const {
+  ojson j;
+  j["id"] = id_;
+  j["object"] = endpoint_ == Endpoint::Chat ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
+  j["created"] = created_;
+  j["model"] = model_name_;
+  return j;
+}
+
+ojson ResponseBuilder::logprobs_json(const std::vector<TokenOut>& tokens, size_t text_offset) const {
+  if (endpoint_ == Endpoint::Chat) {
+    auto entry = [&](int32_t id, float lp) {
+      const std::string raw = model_.tokenizer().token_bytes(id);
+      std::vector<int> bytes;
+      for (unsigned char c : raw) bytes.push_back(c);
+      ojson e;
+      e["token"] = utf8::lossy(raw);
+      e["logprob"] = lp;
+      e["bytes"] = bytes;
+      return e;
+    };
+    ojson content = ojson::array();
+    for (const auto& t : tokens) {
+      ojson e = entry(t.id, t.logprob);
+      e["top_logprobs"] = ojson::array();
+      for (const auto& [id, lp] : t.top) e["top_logprobs"].push_back(entry(id, lp));
+      content.push_back(std::move(e));
+    }
+    return ojson{{"content", content}};
+  }
+  ojson out{{"tokens", ojson::array()}, {"token_logprobs", ojson::array()}, {"top_logprobs", ojson::array()},
+            {"text_offset", ojson::array()}};
+  size_t offset = text_offset;
+  for (const auto& t : tokens) {
+    out["tokens"].push_back(t.text);
+    out["token_logprobs"].push_back(t.logprob);
+    ojson top = ojson::object();
+    for (const auto& [id, lp] : t.top) top[utf8::lossy(model_.tokenizer().token_bytes(id))] = lp;
+    out["top_logprobs"].push_back(std::move(top));
+    out["text_offset"].push_back(offset);
+    offset += t.text.size();
+  }
+  return out;
+}
+
+ojson ResponseBuilder::complete(const std::string& text, const std::vector<TokenOut>& tokens, bool logprobs,
+                                const RequestResult& result) const {
+  ojson j = envelope(false);
+  ojson choice;
+  if (endpoint_ == Endpoint::Chat) {
+    choice["index"] = 0;
+    choice["message"] = ojson{{"role", "assistant"}, {"content", text}};
+  } else {
+    choice["text"] = text;
+    choice["index"] = 0;
+  }
+  choice["logprobs"] = logprobs ? logprobs_json(tokens, 0) : ojson(nullptr);
+  choice["finish_reason"] = result.finish_reason;
+  j["choices"] = ojson::array({choice});
+  j["usage"] = ojson{{"prompt_tokens", result.prompt_tokens},
+                     {"completion_tokens", result.completion_tokens},
+                     {"total_tokens", result.prompt_tokens + result.completion_tokens}};
+  return j;
+}
+
+ojson ResponseBuilder::first_chunk() const {
+  ojson j = envelope(true);
+  ojson choice;
+  choice["index"] = 0;
+  if (endpoint_ == Endpoint::Chat) choice["delta"] = ojson{{"role", "assistant"}, {"content", ""}};
+  else choice["text"] = "";
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = nullptr;
+  j["choices"] = ojson::array({choice});
+  return j;
+}
+
+ojson ResponseBuilder::text_chunk(const std::string& text, const std::vector<TokenOut>& tokens, bool logprobs) const {
+  ojson j = envelope(true);
+  ojson choice;
+  choice["index"] = 0;
+  if (endpoint_ == Endpoint::Chat) choice["delta"] = ojson{{"content", text}};
+  else choice["text"] = text;
+  choice["logprobs"] = logprobs ? logprobs_json(tokens, 0) : ojson(nullptr);
+  choice["finish_reason"] = nullptr;
+  j["choices"] = ojson::array({choice});
+  return j;
+}
+
+ojson ResponseBuilder::final_chunk(const std::string& finish_reason) const {
+  ojson j = envelope(true);
+  ojson choice;
+  choice["index"] = 0;
+  if (endpoint_ == Endpoint::Chat) choice["delta"] = ojson::object();
+  else choice["text"] = "";
+  choice["logprobs"] = nullptr;
+  choice["finish_reason"] = finish_reason;
+  j["choices"] = ojson::array({choice});
+  return j;
+}
+
+ojson ResponseBuilder::usage_chunk(const RequestResult& result) const {
+  ojson j = envelope(true);
+  j["choices"] = ojson::array();
+  j["usage"] = ojson{{"prompt_tokens", result.prompt_tokens},
+                     {"completion_tokens", result.completion_tokens},
+                     {"total_tokens", result.prompt_tokens + result.completion_tokens}};
+  return j;
+}
+
+ojson error_body(const std::string& message, const std::string& type, const std::string& param,
+                 const std::string& code) {
+  return ojson{{"error",
+                ojson{{"message", message},
+                      {"type", type},
+                      {"param", param.empty() ? ojson(nullptr) : ojson(param)},
+                      {"code", code.empty() ? ojson(nullptr) : ojson(code)}}}};
+}
+
+int http_status(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kUnsupported:
+    case ErrorCode::kLimit: return 400;
+    default: return 500;  // kFormat here means the model's own files (its chat template)
+  }
+}
+
+}  // namespace brisk::server

@@ -1,0 +1,80 @@
+// The OpenAI API's JSON, both ways: request bodies of /v1/chat/completions and
+// /v1/completions checked field by field and turned into a scheduler Request (the chat
+// messages rendered through the model's chat template and tokenized), and the response
+// bodies and stream chunks in exactly OpenAI's shape. No HTTP here (http_server.cpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/request.hpp"
+#include "model/model.hpp"
+
+namespace brisk::server {
+
+using ojson = nlohmann::ordered_json;
+
+enum class Endpoint { Chat, Completion };
+
+// A request body, validated. Bad fields throw brisk::Error(kInvalidArgument) whose where()
+// is the field's name (the error body's "param").
+struct ApiRequest {
+  Endpoint endpoint = Endpoint::Chat;
+  std::string model;
+  std::vector<int32_t> prompt;
+  GenerateOptions opts;
+  int logprobs = -1;  // -1: off; else alternatives per token
+  bool stream = false;
+  bool include_usage = false;
+};
+
+// context: the scheduler's positions per sequence (bounds the default max_tokens).
+ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context);
+
+// One generated token as the response shows it.
+struct TokenOut {
+  int32_t id = 0;
+  std::string text;  // the token's own text (for logprobs), lossy UTF-8
+  std::vector<uint8_t> bytes;
+  float logprob = 0;
+  std::vector<std::pair<int32_t, float>> top;
+};
+
+class ResponseBuilder {
+ public:
+  ResponseBuilder(Endpoint endpoint, std::string model_name, const Model& model);
+
+  // The whole non-streamed response.
+  ojson complete(const std::string& text, const std::vector<TokenOut>& tokens, bool logprobs,
+                 const RequestResult& result) const;
+  // Stream chunks: the first (chat: the assistant role), one per piece of text, the last
+  // (finish_reason), and the usage chunk (include_usage).
+  ojson first_chunk() const;
+  ojson text_chunk(const std::string& text, const std::vector<TokenOut>& tokens, bool logprobs) const;
+  ojson final_chunk(const std::string& finish_reason) const;
+  ojson usage_chunk(const RequestResult& result) const;
+
+  TokenOut token_out(const TokenEvent& e) const;
+  const std::string& id() const { return id_; }
+
+ private:
+  ojson logprobs_json(const std::vector<TokenOut>& tokens, size_t text_offset) const;
+  ojson envelope(bool chunk) const;
+
+  Endpoint endpoint_;
+  std::string model_name_;
+  const Model& model_;
+  std::string id_;
+  int64_t created_;
+};
+
+// {"error": {"message", "type", "param", "code"}} as OpenAI writes it.
+ojson error_body(const std::string& message, const std::string& type, const std::string& param = {},
+                 const std::string& code = {});
+// The HTTP status for a brisk::Error code.
+int http_status(ErrorCode code);
+
+}  // namespace brisk::server
