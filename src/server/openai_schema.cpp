@@ -169,6 +169,7 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
   sp.repeat_last_n = sp.presence_penalty != 0.f || sp.frequency_penalty != 0.f || sp.repeat_penalty != 1.f ? -1 : 0;
   if (field(body, "seed")) sp.seed = uint64_t(integer(body, "seed", INT64_MIN, INT64_MAX, 0));
   r.opts.stop = stop_strings(body);
+  r.opts.ignore_eos = boolean(body, "ignore_eos", false);  // an extension (llama.cpp's): for benchmarks
 
   if (endpoint == Endpoint::Chat) {
     const bool lp = boolean(body, "logprobs", false);

@@ -20,8 +20,8 @@ BRISK = Path(os.environ.get("BRISK_BIN", ROOT / "build" / "brisk"))
 
 
 class Server:
-    def __init__(self, *args, model=None):
-        cmd = [str(BRISK), "serve", "--port", "0", "--device", "cpu", "-t", "2"]
+    def __init__(self, *args, model=None, device="cpu"):
+        cmd = [str(BRISK), "serve", "--port", "0", "--device", device] + (["-t", "2"] if device == "cpu" else [])
         if model:
             cmd += ["-m", str(model)]
         self.proc = subprocess.Popen(cmd + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Serving benchmark: time to first token, inter-token latency and aggregate decode tokens/s
+of `brisk serve` at several numbers of concurrent streams.
+
+Each stream sends completions requests of exactly --prompt tokens (a token-id prompt) and
+--gen generated tokens (ignore_eos), streamed; a level runs until every stream has done
+--requests requests. TTFT is request start -> first token chunk; ITL is the gap between
+consecutive token chunks; aggregate tokens/s is all generated tokens / the level's wall time.
+
+    python3 bench/serve_bench.py -m MODEL [--device cuda] [--levels 1,8,32,64] [--json out.jsonl]
+    python3 bench/serve_bench.py --url http://127.0.0.1:8080     # a server already running
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "server"))
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
+
+
+def stream_once(url, prompt_ids, gen, seed):
+    body = {"prompt": prompt_ids, "max_tokens": gen, "temperature": 0.8, "seed": seed, "ignore_eos": True,
+            "stream": True}
+    t0 = time.perf_counter()
+    times = []
+    with httpx.Client(timeout=600) as h, h.stream("POST", url + "/v1/completions", json=body) as r:
+        r.raise_for_status()
+        for line in r.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("choices") and chunk["choices"][0].get("finish_reason") is None and chunk["choices"][0]["text"] != "":
+                times.append(time.perf_counter())
+    return t0, times
+
+
+def level(url, streams, requests, prompt_len, gen, vocab):
+    rng = random.Random(streams)
+    jobs = [[rng.randrange(10, vocab) for _ in range(prompt_len)] for _ in range(streams * requests)]
+    t_start = time.perf_counter()
+    with cf.ThreadPoolExecutor(streams) as pool:
+        results = list(pool.map(lambda ij: stream_once(url, ij[1], gen, ij[0]), enumerate(jobs)))
+    wall = time.perf_counter() - t_start
+    ttft = [ts[0] - t0 for t0, ts in results if ts]
+    itl = [b - a for _, ts in results for a, b in zip(ts, ts[1:])]
+    tokens = sum(len(ts) for _, ts in results)
+    return {"streams": streams, "requests": len(jobs), "prompt": prompt_len, "gen": gen, "wall_s": wall,
+            "tokens": tokens, "agg_tok_s": tokens / wall,
+            "ttft_p50_ms": pct(ttft, 50) * 1e3, "ttft_p99_ms": pct(ttft, 99) * 1e3,
+            "itl_p50_ms": pct(itl, 50) * 1e3, "itl_p99_ms": pct(itl, 99) * 1e3}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-m", "--model")
+    ap.add_argument("--url")
+    ap.add_argument("--device", default="auto")
+    ap.add_argument("--levels", default="1,8,32,64")
+    ap.add_argument("--prompt", type=int, default=128)
+    ap.add_argument("--gen", type=int, default=128)
+    ap.add_argument("--requests", type=int, default=2, help="requests per stream per level")
+    ap.add_argument("--ctx", type=int, default=0)
+    ap.add_argument("--vocab", type=int, default=32000, help="token ids are drawn below this")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    levels = [int(x) for x in a.levels.split(",")]
+    server = None
+    url = a.url
+    if not url:
+        from conftest import Server
+        ctx = a.ctx or a.prompt + a.gen + 8
+        server = Server("--parallel", str(max(levels)), "--ctx", str(ctx), "--queue", str(max(levels)),
+                        model=a.model, device=a.device)
+        url = server.url
+    try:
+        rows = []
+        print("| streams | requests | aggregate tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms |")
+        print("|---|---|---|---|---|---|---|")
+        for n in levels:
+            r = level(url, n, a.requests, a.prompt, a.gen, a.vocab)
+            rows.append(r)
+            print(f"| {n} | {r['requests']} | {r['agg_tok_s']:.1f} | {r['ttft_p50_ms']:.0f} | {r['ttft_p99_ms']:.0f} | "
+                  f"{r['itl_p50_ms']:.1f} | {r['itl_p99_ms']:.1f} |", flush=True)
+        if a.json:
+            with open(a.json, "a") as f:
+                for r in rows:
+                    f.write(json.dumps(r) + "\n")
+    finally:
+        if server:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
