@@ -28,6 +28,9 @@ struct ServeOptions {
 
 int serve(ServeOptions& o) {
   if (o.model.empty()) o.model = default_model_path();
+  // The engine thread does not select a device of its own yet, so it runs on the first GPU.
+  if (o.device.rfind("cuda:", 0) == 0 && o.device != "cuda:0")
+    throw Error(ErrorCode::kUnsupported, "brisk serve runs on cuda:0 (or the CPU) for now, not " + o.device, "--device");
   if (o.http.model_name.empty()) o.http.model_name = std::filesystem::path(o.model).filename().string();
   // Signals go to one thread that waits for them; a dead client's socket must not kill us.
   sigset_t stop_signals;
