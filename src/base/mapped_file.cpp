@@ -28,12 +28,22 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
       throw Error(ErrorCode::kIo, std::string("cannot map: ") + std::strerror(e), path);
     }
     data_ = static_cast<const uint8_t*>(p);
+    mapped_ = true;
   }
   ::close(fd);
 }
 
+MappedFile::MappedFile(const std::string& name, const uint8_t* bytes, uint64_t size) : path_(name), size_(size) {
+  if (size_ > 0) {
+    auto* copy = new uint8_t[size_];  // exactly size_ bytes, so a read past the end is caught
+    std::memcpy(copy, bytes, size_);
+    data_ = copy;
+  }
+}
+
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  if (data_ && mapped_) ::munmap(const_cast<uint8_t*>(data_), size_);
+  else delete[] data_;
 }
 
 }  // namespace brisk

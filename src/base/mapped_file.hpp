@@ -10,6 +10,9 @@ namespace brisk {
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path);  // throws Error(kIo) naming the path
+  // A copy of bytes already in memory, under a name for error messages (the fuzz targets
+  // feed the parsers this way).
+  MappedFile(const std::string& name, const uint8_t* bytes, uint64_t size);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -22,6 +25,7 @@ class MappedFile {
   std::string path_;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  bool mapped_ = false;
 };
 
 }  // namespace brisk

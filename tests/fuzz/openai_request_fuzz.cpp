@@ -1,0 +1,52 @@
+// OpenAI request bodies from anywhere, against a small model with a real chat template:
+// the JSON, every field's type and range, the messages through the template, and (when a
+// body is accepted) the response builder on a made-up result.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "model/model.hpp"
+#include "model/synthetic.hpp"
+#include "server/openai_schema.hpp"
+
+using namespace brisk;
+
+namespace {
+Model& model() {
+  static std::unique_ptr<Backend> backend = make_cpu_backend(1);
+  static std::unique_ptr<Model> m = [] {
+    const auto path = std::filesystem::temp_directory_path() / ("brisk-fuzz-model-" + std::to_string(::getpid()) + ".gguf");
+    SyntheticSpec spec;
+    spec.arch = "qwen2";
+    write_synthetic_checkpoint(spec, path.string());
+    auto loaded = Model::load(path.string(), *backend);
+    std::filesystem::remove(path);
+    return loaded;
+  }();
+  return *m;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const auto endpoint = data[0] % 2 ? server::Endpoint::Chat : server::Endpoint::Completion;
+  server::ojson body;
+  try {
+    body = server::ojson::parse(std::string(reinterpret_cast<const char*>(data + 1), size - 1));
+  } catch (const server::ojson::exception&) {  // not JSON, or a number JSON cannot hold
+    return 0;
+  }
+  try {
+    const server::ApiRequest r = server::parse_request(endpoint, body, model(), 256);
+    server::ResponseBuilder b(endpoint, r.model, model());
+    RequestResult res;
+    res.finish_reason = "stop";
+    TokenEvent e;
+    e.id = r.prompt.back();
+    e.top = {{e.id, -0.5f}};
+    b.complete("x", {b.token_out(e)}, r.logprobs >= 0, res).dump(-1, ' ', false, server::ojson::error_handler_t::replace);
+  } catch (const Error&) {
+  }
+  return 0;
+}
