@@ -26,15 +26,10 @@ void send_error(httplib::Response& res, int status, const std::string& message, 
 }
 
 const char* error_type(int status) {
-  switch (status) {
-    case 401: return "authentication_error";
-    case 404: return "not_found_error";
-    case 413:
-    case 400: return "invalid_request_error";
-    case 429:
-    case 503: return "overloaded_error";
-    default: return "server_error";
-  }
+  if (status == 401) return "authentication_error";
+  if (status == 404) return "not_found_error";
+  if (status == 429 || status == 503) return "overloaded_error";
+  return status < 500 ? "invalid_request_error" : "server_error";
 }
 
 // What the engine thread hands a connection: token events, then the result.
@@ -107,10 +102,12 @@ void HttpServer::routes() {
   // line) get an OpenAI-style body too.
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
-    const std::string msg = res.status == 404   ? "no route " + req.method + " " + req.path
-                            : res.status == 413 ? "the request body is larger than " +
-                                                      std::to_string(opts_.max_body_bytes) + " bytes"
-                                                : "bad request";
+    const std::string msg =
+        res.status == 404   ? "no route " + req.method + " " + req.path
+        : res.status == 413 ? "the request body is larger than " + std::to_string(opts_.max_body_bytes) + " bytes"
+        : res.status == 414 ? "the request line is too long"
+        : res.status == 400 ? "the request could not be read (malformed, or its headers are over 8 KiB)"
+                            : "the request failed";
     send_error(res, res.status, msg, error_type(res.status));
     metrics_.request_done(req.path, res.status);
   });
@@ -154,11 +151,7 @@ void HttpServer::routes() {
     }
     ApiRequest api;
     try {
-      const ojson body = ojson::parse(req.body);
-      api = parse_request(endpoint, body, *model, sched->options().context);
-    } catch (const ojson::exception& e) {
-      send_error(res, 400, std::string("the body is not valid JSON: ") + e.what(), "invalid_request_error");
-      return metrics_.request_done(path, 400);
+      api = parse_request(endpoint, parse_body(req.body), *model, sched->options().context);
     } catch (const Error& e) {
       send_error(res, http_status(e.code()), e.message(), error_type(http_status(e.code())), e.where());
       return metrics_.request_done(path, http_status(e.code()));

@@ -111,6 +111,30 @@ std::string random_id(const char* prefix) {
 
 }  // namespace
 
+ojson parse_body(const std::string& body) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw Error(ErrorCode::kInvalidArgument, "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  try {
+    return ojson::parse(body);
+  } catch (const ojson::exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("the body is not valid JSON: ") + e.what());
+  }
+}
+
 ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context) {
   if (!body.is_object()) bad("", "the request body must be a JSON object");
   ApiRequest r;

@@ -31,6 +31,11 @@ struct ApiRequest {
   bool include_usage = false;
 };
 
+// The request body as JSON, refusing (Error kInvalidArgument) bodies that nest deeper than
+// kMaxJsonDepth before the parser sees them: nesting costs the parser and destructor stack.
+constexpr int kMaxJsonDepth = 64;
+ojson parse_body(const std::string& body);
+
 // context: the scheduler's positions per sequence (bounds the default max_tokens).
 ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context);
 

@@ -40,7 +40,8 @@ class Server:
             ready.set()
 
         threading.Thread(target=pump, daemon=True).start()
-        if not ready.wait(120) or self.port is None or self.proc.poll() is not None:
+        ready.wait(120)
+        if self.port is None or not any("ready:" in line for line in self.log) or self.proc.poll() is not None:
             self.proc.kill()
             raise RuntimeError("brisk serve did not start:\n" + "".join(self.log))
         self.url = f"http://127.0.0.1:{self.port}"
