@@ -1,6 +1,7 @@
 #include "server/http_server.hpp"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -85,6 +86,12 @@ void HttpServer::routes() {
   httplib::Server& s = *http_;
   const size_t threads = opts_.threads > 0 ? size_t(opts_.threads) : 64;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second server bind the same
+  // port and silently take half the connections.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   s.set_payload_max_length(opts_.max_body_bytes);
   s.set_read_timeout(opts_.read_timeout_seconds, 0);
   s.set_keep_alive_timeout(opts_.keep_alive_seconds);
