@@ -13,39 +13,50 @@ int32_t sample_row(const float* logits, int64_t vocab, const RowSampling& p) {
   if (!(p.temperature > 0.f)) return best;
   const float mx = logits[best];
 
-  // Cut values: a token survives when its logit is >= the cut.
-  std::vector<float> sorted(logits, logits + vocab);
-  std::sort(sorted.begin(), sorted.end(), std::greater<float>());
+  // Cut values: a token survives when its logit is >= the cut. Only the filters that are on
+  // pay for ordering the logits: top_k selects in linear time, and top_p sorts just the
+  // survivors of top_k (all of the row only when top_k is off).
   float cut = -INFINITY;
-  int64_t kept = vocab;
-  if (p.top_k > 0 && p.top_k < vocab) {
-    cut = sorted[size_t(p.top_k - 1)];
-    kept = std::upper_bound(sorted.begin(), sorted.end(), cut, std::greater<float>()) - sorted.begin();
-  }
-  if (p.top_p < 1.f) {
-    uint64_t total = 0;
-    for (int64_t i = 0; i < kept; ++i) total += sample_fixed(std::exp(sorted[size_t(i)] - mx));
-    const uint64_t target = uint64_t(double(p.top_p) * double(total));
-    uint64_t run = 0;
-    for (int64_t i = 0; i < kept; ++i) {
-      run += sample_fixed(std::exp(sorted[size_t(i)] - mx));
-      if (run >= target) {  // keep every token tied with this value
-        cut = std::max(cut, sorted[size_t(i)]);
-        break;
+  const bool by_k = p.top_k > 0 && p.top_k < vocab, by_p = p.top_p < 1.f;
+  if (by_k || by_p) {
+    std::vector<float> sorted(logits, logits + vocab);
+    auto end = sorted.end();
+    if (by_k) {
+      std::nth_element(sorted.begin(), sorted.begin() + (p.top_k - 1), sorted.end(), std::greater<float>());
+      cut = sorted[size_t(p.top_k - 1)];
+      end = std::partition(sorted.begin(), sorted.end(), [cut](float v) { return v >= cut; });  // ties kept
+    }
+    if (by_p) {
+      std::sort(sorted.begin(), end, std::greater<float>());
+      const int64_t kept = end - sorted.begin();
+      uint64_t total = 0;
+      for (int64_t i = 0; i < kept; ++i) total += sample_fixed(std::exp(sorted[size_t(i)] - mx));
+      const uint64_t target = uint64_t(double(p.top_p) * double(total));
+      uint64_t run = 0;
+      for (int64_t i = 0; i < kept; ++i) {
+        run += sample_fixed(std::exp(sorted[size_t(i)] - mx));
+        if (run >= target) {  // keep every token tied with this value
+          cut = std::max(cut, sorted[size_t(i)]);
+          break;
+        }
       }
     }
   }
   cut = std::max(cut, min_p_floor(mx, p.min_p));
 
   const float inv_t = 1.f / p.temperature;
+  thread_local std::vector<uint64_t> weight;  // each survivor's fixed-point weight, computed once
+  weight.resize(size_t(vocab));
   uint64_t total = 0;
-  for (int64_t i = 0; i < vocab; ++i)
-    if (logits[i] >= cut) total += sample_fixed(std::exp((logits[i] - mx) * inv_t));
+  for (int64_t i = 0; i < vocab; ++i) {
+    weight[size_t(i)] = logits[i] >= cut ? sample_fixed(std::exp((logits[i] - mx) * inv_t)) : 0;
+    total += weight[size_t(i)];
+  }
   const uint64_t target = uint64_t(sample_uniform(p.seed, p.step) * double(total));
   uint64_t run = 0;
   for (int64_t i = 0; i < vocab; ++i) {
     if (!(logits[i] >= cut)) continue;
-    run += sample_fixed(std::exp((logits[i] - mx) * inv_t));
+    run += weight[size_t(i)];
     if (run > target) return int32_t(i);
   }
   return best;  // only when every weight rounds to zero
