@@ -97,8 +97,7 @@ bool Scheduler::submit(std::shared_ptr<Request> r) {
   // Room: a free slot, or a place in the queue behind the running batch.
   if (stopping_ || pending_ >= opts_.max_queue + size_t(opts_.parallel - stats_.slots_used)) return false;
   inbox_.push_back(std::move(s));
-  ++pending_;
-  ++stats_.waiting;
+  stats_.waiting = ++pending_;
   wake_.notify_one();
   return true;
 }
@@ -149,8 +148,6 @@ bool Scheduler::step() {
   prefill_one();
   decode_all();
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.waiting = waiting_.size() + inbox_.size();
-  stats_.running = running_.size();
   stats_.kv_positions_used = 0;
   for (const auto& s : running_) stats_.kv_positions_used += s->prefilled + s->generated;
   return true;
@@ -178,8 +175,8 @@ void Scheduler::admit() {
     free_slots_.pop_back();
     {
       std::lock_guard<std::mutex> lock(mu_);
-      --pending_;
-      ++stats_.slots_used;
+      stats_.waiting = --pending_;
+      stats_.running = size_t(++stats_.slots_used);
     }
     s->t_start = now();
     const Request& r = *s->req;
@@ -307,8 +304,8 @@ void Scheduler::finish(Sequence& s, const std::string& reason, const std::string
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.finished[res.finish_reason];
-    if (s.slot >= 0) --stats_.slots_used;
-    else --pending_;  // it never got a slot
+    if (s.slot >= 0) stats_.running = size_t(--stats_.slots_used);
+    else stats_.waiting = --pending_;  // it never got a slot
   }
   if (s.slot >= 0) free_slots_.push_back(s.slot);
   s.slot = -1;

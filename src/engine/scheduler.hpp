@@ -34,8 +34,8 @@ struct SchedulerOptions {
 };
 
 struct SchedulerStats {
-  size_t waiting = 0;
-  size_t running = 0;
+  size_t waiting = 0;              // accepted, not yet given a slot
+  size_t running = 0;              // holding a slot (= slots_used)
   int slots_used = 0;
   int slots_total = 0;
   int64_t kv_positions_used = 0;   // prompt + generated positions held by running sequences

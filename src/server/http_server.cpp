@@ -243,7 +243,7 @@ void HttpServer::routes() {
           progress->text += result.tail_text;
           out += dump(ok ? builder->complete(progress->text, progress->tokens, logprobs, result) : failure(result));
         }
-      } else if (events.empty()) {  // a second without news: is the client still there?
+      } else if (events.empty() && out.empty()) {  // a second without news: is the client still there?
         out = stream ? ": keep-alive\n\n" : "\n";
       }
       if (out.empty()) return true;

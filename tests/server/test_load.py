@@ -3,6 +3,7 @@ synthetic model, mixed prompt and output lengths, streamed and not, some abandon
 client mid-stream. Every request gets a complete answer or a clear error, none is lost, the
 server ends idle, and its memory returns to its idle level."""
 import concurrent.futures as cf
+import os
 import random
 
 import httpx
@@ -62,6 +63,8 @@ def test_load(tiny_model):
         assert finished >= REQUESTS - kinds["error"]
         grown = s.rss_kib() - idle
         print(f"\nload: {kinds}, RSS idle {idle} KiB, after {idle + grown} KiB")
-        assert grown < max(32 * 1024, idle // 5), f"RSS grew by {grown} KiB over an idle {idle} KiB"
+        # (AddressSanitizer keeps freed memory in quarantine, so a sanitized build cannot show this.)
+        if os.environ.get("BRISK_SANITIZED") != "1":
+            assert grown < max(32 * 1024, idle // 5), f"RSS grew by {grown} KiB over an idle {idle} KiB"
     finally:
         assert s.stop() == 0
