@@ -1,30 +1,68 @@
 #include "backend/backend.hpp"
 
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 
 namespace brisk {
 
-KvCache Backend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs) {
-  KvCache kv{n_layers, n_kv_heads, head_dim, capacity, n_seqs, nullptr, nullptr};
+KvPages KvCache::pages(int layer) const {
+  int shift = 0;
+  while ((1 << shift) < block_size) ++shift;
+  return KvPages{table, int64_t(layer) * layer_stride(), block_stride(), blocks_per_seq, shift, head_dim};
+}
+
+KvCache Backend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs, int64_t n_blocks,
+                          int block_size) {
+  if (block_size < 1 || (block_size & (block_size - 1)) != 0 || block_size > 4096)
+    throw Error(ErrorCode::kInvalidArgument, "the KV block size must be a power of two up to 4096");
+  if (capacity < 1 || n_seqs < 1) throw Error(ErrorCode::kInvalidArgument, "the KV cache needs a sequence and a position");
+  KvCache kv;
+  kv.n_layers = n_layers, kv.n_kv_heads = n_kv_heads, kv.head_dim = head_dim;
+  kv.n_seqs = n_seqs;
+  kv.block_size = block_size;
+  const int64_t per_seq = (capacity + block_size - 1) / block_size;
+  if (per_seq > INT32_MAX) throw Error(ErrorCode::kLimit, "the KV context is too long");
+  kv.blocks_per_seq = int(per_seq);
+  kv.capacity = per_seq * block_size;
+  kv.n_blocks = n_blocks > 0 ? n_blocks : per_seq * n_seqs;
+  if (kv.n_blocks > INT32_MAX) throw Error(ErrorCode::kLimit, "the KV pool has too many blocks");
   const uint64_t bytes = uint64_t(kv.layer_stride()) * uint64_t(n_layers) * 4;
+  const uint64_t table_bytes = uint64_t(per_seq) * uint64_t(n_seqs) * 4;
   try {
     kv.k = static_cast<float*>(alloc_bytes(bytes));
     kv.v = static_cast<float*>(alloc_bytes(bytes));
+    kv.table = static_cast<int32_t*>(alloc_bytes(table_bytes));
   } catch (const Error& e) {
-    if (kv.k) release_bytes(kv.k);
-    throw Error(ErrorCode::kLimit, "the KV cache for " + std::to_string(n_seqs) + " x " + std::to_string(capacity) +
-                                       " positions (2 x " + std::to_string(bytes >> 20) + " MiB) does not fit on " +
-                                       name() + ": " + e.what() + "; use a shorter context (-c)");
+    release_kv(kv);
+    throw Error(ErrorCode::kLimit, "the KV cache of " + std::to_string(kv.n_blocks) + " blocks of " +
+                                       std::to_string(block_size) + " positions (2 x " + std::to_string(bytes >> 20) +
+                                       " MiB) does not fit on " + name() + ": " + e.what() +
+                                       "; use a shorter context (-c) or less KV memory");
   }
+  // Slot s's own run of blocks where the pool has room; entries past the pool wrap to 0
+  // (a pool smaller than n_seqs * blocks_per_seq is meant for set_kv_blocks).
+  std::vector<int32_t> identity(size_t(per_seq) * size_t(n_seqs));
+  for (size_t i = 0; i < identity.size(); ++i) identity[i] = int64_t(i) < kv.n_blocks ? int32_t(i) : 0;
+  copy_from_host(identity.data(), kv.table, table_bytes);
   return kv;
 }
 
 void Backend::release_kv(KvCache& kv) {
   if (kv.k) release_bytes(kv.k);
   if (kv.v) release_bytes(kv.v);
+  if (kv.table) release_bytes(kv.table);
   kv.k = kv.v = nullptr;
+  kv.table = nullptr;
+}
+
+void Backend::set_kv_blocks(KvCache& kv, int seq, const int32_t* blocks, int count) {
+  if (seq < 0 || seq >= kv.n_seqs || count < 0 || count > kv.blocks_per_seq)
+    throw Error(ErrorCode::kInternal, "KV block table row out of range");
+  for (int i = 0; i < count; ++i)
+    if (blocks[i] < 0 || blocks[i] >= kv.n_blocks) throw Error(ErrorCode::kInternal, "KV block outside the pool");
+  copy_from_host(blocks, kv.table + int64_t(seq) * kv.blocks_per_seq, uint64_t(count) * 4);
 }
 
 void Backend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "backend/kv_pages.hpp"
 #include "quant/dtype.hpp"
 
 namespace brisk {
@@ -67,19 +68,27 @@ struct AttentionConfig {
   bool single_seq = false;  // every query of the call belongs to one sequence (a prefill chunk)
 };
 
-// Keys and values of n_seqs sequences, all layers, in backend memory:
-// [layer][seq][kv_head][position][head_dim], float32. A token of a step names its sequence
-// by a slot index (see StepInputs), so a batch may mix sequences.
+// Keys and values of all layers in one pool of fixed-size blocks (see kv_pages.hpp for the
+// layout), float32 in backend memory. A token of a step names its sequence by a slot index
+// (see StepInputs); the slot's row of the block table says which pool blocks hold its
+// positions. A fresh cache gives slot s the blocks [s * blocks_per_seq, (s + 1) *
+// blocks_per_seq) when the pool holds that many; the serving scheduler writes its own rows
+// (set_kv_blocks), sharing blocks between sequences with a common prefix.
 struct KvCache {
   int n_layers = 0;
   int n_kv_heads = 0;
   int head_dim = 0;
-  int64_t capacity = 0;  // positions per sequence
+  int64_t capacity = 0;    // positions per sequence (blocks_per_seq * block_size)
   int n_seqs = 1;
+  int block_size = 16;     // positions per block, a power of two
+  int blocks_per_seq = 0;  // table entries per sequence
+  int64_t n_blocks = 0;    // blocks in the pool
   float* k = nullptr;
   float* v = nullptr;
-  int64_t seq_stride() const { return int64_t(n_kv_heads) * capacity * head_dim; }
-  int64_t layer_stride() const { return seq_stride() * n_seqs; }
+  int32_t* table = nullptr;  // [n_seqs][blocks_per_seq]
+  int64_t block_stride() const { return int64_t(n_kv_heads) * block_size * head_dim; }
+  int64_t layer_stride() const { return block_stride() * n_blocks; }
+  KvPages pages(int layer) const;
 };
 
 // Sampling settings of one row of logits, as the backend's sample op reads them (backend
@@ -125,11 +134,18 @@ class Backend {
   void to_host(const float* src, float* host_dst, int64_t n) { copy_to_host(src, host_dst, uint64_t(n) * 4); }
   void from_host(const float* host_src, float* dst, int64_t n) { copy_from_host(host_src, dst, uint64_t(n) * 4); }
 
-  KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs = 1);
+  // A cache of n_seqs slots of `capacity` positions (rounded up to whole blocks) over a pool
+  // of n_blocks blocks (0: one private run per slot, n_seqs * blocks_per_seq).
+  KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs = 1,
+                   int64_t n_blocks = 0, int block_size = 16);
   void release_kv(KvCache& kv);
+  // Slot `seq`'s table row: blocks[i] holds positions [i * block_size, ...); count <=
+  // blocks_per_seq, every entry < n_blocks (checked). Ordered with the backend's queued work.
+  void set_kv_blocks(KvCache& kv, int seq, const int32_t* blocks, int count);
 
   // ids, positions and seqs below are backend memory, already checked by the caller
-  // (ids < table.rows, positions < kv.capacity, seqs < kv.n_seqs); seqs null means slot 0.
+  // (ids < table.rows, positions < kv.capacity, seqs < kv.n_seqs, every table entry a position
+  // reaches < kv.n_blocks); seqs null means slot 0.
 
   // out[t] = table[ids[t]] * scale, dequantized.
   virtual void embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) = 0;

@@ -28,6 +28,7 @@ struct RequestResult {
   std::string error;          // with "error": what went wrong
   std::string tail_text;      // text released at the end (held back for a possible stop string)
   int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;  // of prompt_tokens, found in the prefix cache (not prefilled)
   int64_t completion_tokens = 0;
   double queue_seconds = 0;   // submitted -> started prefilling
   double ttft_seconds = 0;    // submitted -> first token

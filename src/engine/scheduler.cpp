@@ -31,6 +31,8 @@ float token_logprob(const float* logits, int32_t vocab, int32_t id) {
 struct Scheduler::Sequence {
   std::shared_ptr<Request> req;
   int slot = -1;
+  std::vector<int32_t> blocks;  // the slot's block table row, while running
+  int64_t cached = 0;     // prompt tokens found in the prefix cache
   int64_t prefilled = 0;  // prompt tokens in the cache
   int32_t next = -1;      // the last sampled token, not yet in the cache
   int64_t pos = 0;        // the position `next` goes to
@@ -57,14 +59,22 @@ Scheduler::Scheduler(Model& model, const SchedulerOptions& opts) : model_(model)
                 "the context per sequence must be in [2, " + std::to_string(model.hparams().context) +
                     "] (the model's trained context)", "--ctx");
   if (opts_.prefill_chunk < 1) throw Error(ErrorCode::kInvalidArgument, "the prefill chunk must be >= 1");
+  const int bs = opts_.block_size;
+  if (bs < 1 || bs > 1024 || (bs & (bs - 1)) != 0)
+    throw Error(ErrorCode::kInvalidArgument, "the KV block size must be a power of two up to 1024", "--kv-block");
+  const int64_t per_seq = (opts_.context + bs - 1) / bs;
+  const int64_t pool_blocks = opts_.kv_blocks > 0 ? opts_.kv_blocks : per_seq * opts_.parallel;
+  if (pool_blocks > INT32_MAX) throw Error(ErrorCode::kInvalidArgument, "the KV pool is too large", "--kv-memory");
   vocab_ = int32_t(model.hparams().vocab);
   Transformer& tf = model.transformer();
-  kv_ = tf.new_kv_cache(opts_.context, opts_.parallel);
+  kv_ = tf.new_kv_cache(opts_.context, opts_.parallel, pool_blocks, bs);
+  pool_ = std::make_unique<KvBlockPool>(pool_blocks, bs);
   runner_ = std::make_unique<ModelRunner>(tf, kv_, std::min(opts_.parallel, kMaxDecodeBatch), opts_.prefill_chunk);
   for (int s = opts_.parallel - 1; s >= 0; --s) free_slots_.push_back(s);
   host_row_.resize(size_t(vocab_));
   stats_.slots_total = opts_.parallel;
-  stats_.kv_positions_total = opts_.context * opts_.parallel;
+  stats_.kv_blocks_total = pool_blocks;
+  stats_.kv_positions_total = pool_blocks * bs;
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -87,6 +97,12 @@ bool Scheduler::submit(std::shared_ptr<Request> r) {
   validate(r->opts.sampling);
   if (r->opts.max_tokens < 0) throw Error(ErrorCode::kInvalidArgument, "max_tokens must be >= 0", "max_tokens");
   if (r->logprobs > 20) throw Error(ErrorCode::kInvalidArgument, "top_logprobs must be at most 20", "top_logprobs");
+  if (const int64_t need = blocks_needed(*r); need > pool_->total())
+    throw Error(ErrorCode::kInvalidArgument,
+                "the request needs " + std::to_string(need * opts_.block_size) + " KV positions (prompt + max_tokens) "
+                "but the server's whole KV pool holds " + std::to_string(pool_->total() * opts_.block_size) +
+                    "; ask for fewer max_tokens",
+                "max_tokens");
 
   auto s = std::make_unique<Sequence>();
   s->req = std::move(r);
@@ -147,10 +163,21 @@ bool Scheduler::step() {
   admit();
   prefill_one();
   decode_all();
+  publish_stats();
+  return true;
+}
+
+int64_t Scheduler::blocks_needed(const Request& r) const {
+  const int64_t positions = std::min<int64_t>(int64_t(r.prompt.size()) + std::max(r.opts.max_tokens, 0), opts_.context);
+  return (positions + opts_.block_size - 1) / opts_.block_size;
+}
+
+void Scheduler::publish_stats() {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.kv_positions_used = 0;
   for (const auto& s : running_) stats_.kv_positions_used += s->prefilled + s->generated;
-  return true;
+  stats_.kv_blocks_used = pool_->used();
+  stats_.kv_blocks_cached = pool_->cached();
 }
 
 void Scheduler::drop_cancelled() {
@@ -169,14 +196,37 @@ void Scheduler::drop_cancelled() {
 
 void Scheduler::admit() {
   while (!free_slots_.empty() && !waiting_.empty()) {
+    // Its blocks: the cached ones of its prompt's prefix (never the block of the last prompt
+    // token, whose logits the prefill must produce), then fresh ones. In order of arrival:
+    // when the pool cannot give the first waiting request its blocks, it and those behind it
+    // wait for running sequences to end.
+    const std::vector<int32_t>& prompt = waiting_.front()->req->prompt;
+    std::vector<int32_t> blocks;
+    if (opts_.prefix_cache) blocks = pool_->match_prefix(prompt, (int64_t(prompt.size()) - 1) / opts_.block_size);
+    const int64_t fresh = blocks_needed(*waiting_.front()->req) - int64_t(blocks.size());
+    if (fresh > pool_->available()) {
+      pool_->release(blocks);
+      break;
+    }
+    const int64_t cached = int64_t(blocks.size()) * opts_.block_size;
+    const std::vector<int32_t> more = pool_->allocate(fresh);
+    blocks.insert(blocks.end(), more.begin(), more.end());
     auto s = std::move(waiting_.front());
     waiting_.pop_front();
     s->slot = free_slots_.back();
     free_slots_.pop_back();
+    s->blocks = std::move(blocks);
+    s->cached = s->prefilled = cached;
+    model_.transformer().backend().set_kv_blocks(kv_, s->slot, s->blocks.data(), int(s->blocks.size()));
     {
       std::lock_guard<std::mutex> lock(mu_);
       stats_.waiting = --pending_;
       stats_.running = size_t(++stats_.slots_used);
+      if (opts_.prefix_cache) {
+        ++stats_.prefix_cache_queries;
+        stats_.prefix_cache_hits += cached > 0;
+        stats_.prefix_cache_hit_tokens += uint64_t(cached);
+      }
     }
     s->t_start = now();
     const Request& r = *s->req;
@@ -211,6 +261,7 @@ void Scheduler::prefill_one() {
       stats_.prompt_tokens += uint64_t(n);
     }
     if (s.prompt_done()) {
+      if (opts_.prefix_cache) pool_->publish(s.blocks, prompt, int64_t(prompt.size()) / opts_.block_size);
       s.pos = s.prefilled;
       const float* row = nullptr;
       if (needs_host_logits(s)) {
@@ -296,6 +347,7 @@ void Scheduler::finish(Sequence& s, const std::string& reason, const std::string
   }
   if (reason == "cancelled") res.tail_text.clear();
   res.prompt_tokens = int64_t(s.req->prompt.size());
+  res.cached_tokens = s.cached;
   res.completion_tokens = s.generated;
   const double t = now();
   res.queue_seconds = (s.t_start > 0 ? s.t_start : t) - s.t_submit;
@@ -304,10 +356,19 @@ void Scheduler::finish(Sequence& s, const std::string& reason, const std::string
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.finished[res.finish_reason];
-    if (s.slot >= 0) stats_.running = size_t(--stats_.slots_used);
-    else stats_.waiting = --pending_;  // it never got a slot
+    if (s.slot >= 0) {
+      stats_.running = size_t(--stats_.slots_used);
+      free_slots_.push_back(s.slot);
+      pool_->release(s.blocks);
+      s.blocks.clear();
+      // Counted before on_done, so a client that sees its end also sees the blocks back.
+      stats_.kv_blocks_used = pool_->used();
+      stats_.kv_blocks_cached = pool_->cached();
+    } else {
+      stats_.waiting = --pending_;  // it never got a slot
+    }
   }
-  if (s.slot >= 0) free_slots_.push_back(s.slot);
+
   s.slot = -1;
   s.next = -1;
   if (s.req->on_done) s.req->on_done(res);

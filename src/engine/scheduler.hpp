@@ -1,13 +1,16 @@
 // Continuous batching (nano-vllm's Scheduler): one engine thread runs step() in a loop.
-// Each step admits waiting requests into free KV slots, prefills one chunk of one prompt
-// (so a long prompt never stalls the running streams for more than a chunk), then decodes
-// one token for every sequence whose prompt is in the cache, as one batch through the
-// ModelRunner (the captured-graph path on a GPU). Requests join and leave the batch at any
-// step; a cancelled request frees its slot at the next one. Waiting requests beyond the
-// slots sit in a bounded queue; past it, submit() refuses at once.
+// Each step admits waiting requests into free sequence slots, prefills one chunk of one
+// prompt (so a long prompt never stalls the running streams for more than a chunk), then
+// decodes one token for every sequence whose prompt is in the cache, as one batch through
+// the ModelRunner (the captured-graph path on a GPU). Requests join and leave the batch at
+// any step; a cancelled request frees its blocks at the next one.
 //
-// KV memory is `parallel` slots of `context` positions each (the Backend's slot cache); a
-// paged cache with prefix sharing replaces this once the attention kernels read block tables.
+// KV memory is one pool of fixed-size blocks (KvBlockPool over the backend's paged cache).
+// A request is admitted when a slot is free and the pool can give it the blocks for its
+// prompt and max_tokens; until then it waits in a bounded queue (past it, submit() refuses
+// at once, and a request larger than the whole pool is refused outright). A prompt's full
+// blocks are published when its prefill ends, so a later prompt with the same prefix (a
+// shared system prompt) shares those blocks and starts its prefill after them.
 #pragma once
 
 #include <condition_variable>
@@ -20,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/kv_blocks.hpp"
 #include "engine/model_runner.hpp"
 #include "engine/request.hpp"
 #include "model/model.hpp"
@@ -27,19 +31,28 @@
 namespace brisk {
 
 struct SchedulerOptions {
-  int parallel = 4;             // sequences decoded together (KV slots)
-  int64_t context = 4096;       // positions per slot: prompt + generated tokens
+  int parallel = 4;             // sequences decoded together (slots)
+  int64_t context = 4096;       // positions per sequence at most: prompt + generated tokens
   int64_t prefill_chunk = 256;  // prompt tokens per step
-  size_t max_queue = 64;        // requests waiting for a slot
+  size_t max_queue = 64;        // requests waiting for a slot or for KV blocks
+  int64_t kv_blocks = 0;        // blocks in the KV pool (0: parallel x context's worth)
+  int block_size = 16;          // positions per KV block
+  bool prefix_cache = true;     // share the full blocks of common prompt prefixes
 };
 
 struct SchedulerStats {
-  size_t waiting = 0;              // accepted, not yet given a slot
+  size_t waiting = 0;              // accepted, not yet running
   size_t running = 0;              // holding a slot (= slots_used)
   int slots_used = 0;
   int slots_total = 0;
   int64_t kv_positions_used = 0;   // prompt + generated positions held by running sequences
-  int64_t kv_positions_total = 0;
+  int64_t kv_positions_total = 0;  // the pool's positions
+  int64_t kv_blocks_used = 0;      // held by running sequences (a shared block counts once)
+  int64_t kv_blocks_cached = 0;    // held by no sequence, keeping a prefix for reuse
+  int64_t kv_blocks_total = 0;
+  uint64_t prefix_cache_queries = 0;      // prompts looked up
+  uint64_t prefix_cache_hits = 0;         // prompts that found at least one cached block
+  uint64_t prefix_cache_hit_tokens = 0;   // prompt tokens not prefilled thanks to the cache
   uint64_t prompt_tokens = 0;      // prefilled, all time
   uint64_t generated_tokens = 0;   // all time
   std::map<std::string, uint64_t> finished;  // by finish reason
@@ -54,7 +67,8 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   // Queues a request. Throws Error(kInvalidArgument) for one that can never run (empty
-  // prompt, a prompt that leaves no room in a slot's context, bad sampling settings);
+  // prompt, a prompt that leaves no room in the context, more KV blocks than the pool has,
+  // bad sampling settings);
   // returns false when the queue is full or the scheduler is shutting down (on_done is not
   // called then). Otherwise on_done is called exactly once, later, on the engine thread.
   bool submit(std::shared_ptr<Request> request);
@@ -72,6 +86,9 @@ class Scheduler {
   void loop();
   bool step();
   void admit();
+  // KV blocks a request holds while it runs: its prompt and max_tokens, within the context.
+  int64_t blocks_needed(const Request& r) const;
+  void publish_stats();
   void drop_cancelled();
   void prefill_one();
   void decode_all();
@@ -99,6 +116,7 @@ class Scheduler {
   std::deque<std::unique_ptr<Sequence>> waiting_;
   std::vector<std::unique_ptr<Sequence>> running_;
   std::vector<int> free_slots_;
+  std::unique_ptr<KvBlockPool> pool_;
   std::vector<float> host_row_;
   std::thread thread_;
 };

@@ -59,8 +59,8 @@ uint64_t Transformer::layer_matmul_params() const {
   return total;
 }
 
-KvCache Transformer::new_kv_cache(int64_t capacity, int n_seqs) {
-  return backend_.alloc_kv(hp_.n_layers, hp_.n_kv_heads, hp_.head_dim, capacity, n_seqs);
+KvCache Transformer::new_kv_cache(int64_t capacity, int n_seqs, int64_t n_blocks, int block_size) {
+  return backend_.alloc_kv(hp_.n_layers, hp_.n_kv_heads, hp_.head_dim, capacity, n_seqs, n_blocks, block_size);
 }
 
 void Transformer::check_inputs(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, int64_t n,

@@ -33,7 +33,9 @@ class Transformer {
   const HParams& hparams() const { return hp_; }
   Backend& backend() { return backend_; }
 
-  KvCache new_kv_cache(int64_t capacity, int n_seqs = 1);
+  // n_seqs slots of `capacity` positions over a pool of n_blocks blocks of block_size
+  // positions (0: a private run of blocks per slot); see KvCache.
+  KvCache new_kv_cache(int64_t capacity, int n_seqs = 1, int64_t n_blocks = 0, int block_size = 16);
   void free_kv_cache(KvCache& kv);
 
   // Runs n tokens of sequence slot 0 at the given positions (each <= every earlier-written

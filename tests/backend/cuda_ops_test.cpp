@@ -348,7 +348,20 @@ TEST_F(CudaOps, AttentionDecodeAndPrefill) {
   for (const AttnCase& c : cases) {
     const int64_t cap = c.start + c.n + 3;
     const int layers = 2, layer = 1;
-    KvCache gk = gpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs), ck = cpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs);
+    // A pool with spare blocks, each slot given a scattered set of them (the same on both).
+    KvCache gk = gpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs, 0, 16);
+    const int64_t pool = gk.n_blocks + 5;
+    gpu_->release_kv(gk);
+    gk = gpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs, pool, 16);
+    KvCache ck = cpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs, pool, 16);
+    std::vector<int32_t> table(static_cast<size_t>(pool));
+    for (int64_t i = 0; i < pool; ++i) table[size_t(i)] = int32_t(i);
+    std::shuffle(table.begin(), table.end(), std::mt19937(seed));
+    for (int s = 0; s < c.seqs; ++s) {
+      const int32_t* row = table.data() + int64_t(s) * gk.blocks_per_seq;
+      gpu_->set_kv_blocks(gk, s, row, gk.blocks_per_seq);
+      cpu_->set_kv_blocks(ck, s, row, ck.blocks_per_seq);
+    }
     // Fill every sequence's cache up to the positions used, then the queries' own keys.
     const bool prefill = c.seqs == 1 && c.n > 1;
     std::vector<int32_t> pos, seq;
@@ -382,11 +395,14 @@ TEST_F(CudaOps, AttentionDecodeAndPrefill) {
     std::vector<float> gkh(kv_n), ckh(kv_n);
     gpu_->to_host(gk.k, gkh.data(), int64_t(kv_n));
     cpu_->to_host(ck.k, ckh.data(), int64_t(kv_n));
+    KvPages host_pages = gk.pages(layer);
+    host_pages.table = table.data();
     for (int s = 0; s < c.seqs; ++s)
-      for (int h = 0; h < c.kv_heads; ++h) {
-        const int64_t off = layer * gk.layer_stride() + s * gk.seq_stride() + h * cap * c.hd;
-        EXPECT_EQ(0, std::memcmp(gkh.data() + off, ckh.data() + off, size_t(c.start + 1) * c.hd * 4));
-      }
+      for (int h = 0; h < c.kv_heads; ++h)
+        for (int64_t p = 0; p <= c.start; ++p) {
+          const int64_t off = host_pages.row(s, h, p);
+          ASSERT_EQ(0, std::memcmp(gkh.data() + off, ckh.data() + off, size_t(c.hd) * 4)) << s << " " << h << " " << p;
+        }
     gpu_->release_kv(gk);
     cpu_->release_kv(ck);
   }

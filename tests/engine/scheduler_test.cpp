@@ -1,7 +1,8 @@
 // The continuous-batching scheduler on the CPU backend with a synthetic Llama-shaped model
 // (Q8_0, int8 activations: the serving configuration): many concurrent requests give each
 // exactly the tokens it gets alone; seeds reproduce; cancellation frees the slot; the queue
-// is bounded; impossible requests are refused at once; logprobs and penalties work.
+// is bounded; impossible requests are refused at once; logprobs and penalties work; prompts
+// with a common prefix share its KV blocks; a small KV pool makes requests wait, not fail.
 #include "engine/scheduler.hpp"
 
 #include <gtest/gtest.h>
@@ -196,6 +197,91 @@ TEST_F(SchedulerTest, LogprobsAndPenalties) {
   ASSERT_TRUE(again.submit(pen2.req));
   pen2.wait();
   EXPECT_EQ(pen.tokens, pen2.tokens);
+}
+
+}  // namespace
+}  // namespace brisk
+
+namespace brisk {
+namespace {
+
+std::vector<int32_t> with_system_prompt(int k) {
+  std::vector<int32_t> p;
+  for (int i = 0; i < 40; ++i) p.push_back(int32_t((i * 53 + 7) % 4000 + 10));  // 2.5 blocks of 16
+  for (int j = 0; j < 5 + k; ++j) p.push_back(int32_t((k * 97 + j * 11) % 4000 + 10));
+  return p;
+}
+
+TEST_F(SchedulerTest, SharedPrefixSkipsItsPrefillAndGivesTheSameTokens) {
+  Scheduler s(*model_, SchedulerOptions{2, 256, 16, 8});
+  Tracked first(with_system_prompt(0), 8);
+  ASSERT_TRUE(s.submit(first.req));
+  first.wait();
+  EXPECT_EQ(first.result.cached_tokens, 0);
+  Tracked second(with_system_prompt(1), 8), third(with_system_prompt(2), 8), repeat(with_system_prompt(0), 8);
+  for (Tracked* r : {&second, &third, &repeat}) ASSERT_TRUE(s.submit(r->req));
+  for (Tracked* r : {&second, &third, &repeat}) {
+    r->wait();
+    EXPECT_EQ(r->result.cached_tokens, 32) << "the two whole blocks of the common prefix";
+  }
+  const SchedulerStats st = s.stats();
+  EXPECT_EQ(st.prefix_cache_queries, 4u);
+  EXPECT_EQ(st.prefix_cache_hits, 3u);
+  EXPECT_EQ(st.prefix_cache_hit_tokens, 96u);
+  EXPECT_EQ(st.prompt_tokens, uint64_t(45 + 46 + 47 + 45 - 96)) << "only the uncached tokens are prefilled";
+  EXPECT_EQ(st.kv_blocks_used, 0);
+  EXPECT_GE(st.kv_blocks_cached, 2);
+  s.shutdown(true);
+  // The same tokens as each prompt computed from scratch.
+  EXPECT_EQ(repeat.tokens, first.tokens);
+  EXPECT_EQ(second.tokens, alone(*model_, with_system_prompt(1), 8));
+  EXPECT_EQ(third.tokens, alone(*model_, with_system_prompt(2), 8));
+  EXPECT_NE(second.tokens, third.tokens);
+}
+
+TEST_F(SchedulerTest, PrefixCacheCanBeTurnedOff) {
+  SchedulerOptions o{1, 256, 16, 8};
+  o.prefix_cache = false;
+  Scheduler s(*model_, o);
+  for (int i = 0; i < 2; ++i) {
+    Tracked r(with_system_prompt(0), 4);
+    ASSERT_TRUE(s.submit(r.req));
+    r.wait();
+    EXPECT_EQ(r.result.cached_tokens, 0);
+  }
+  EXPECT_EQ(s.stats().prompt_tokens, 90u);
+  EXPECT_EQ(s.stats().kv_blocks_cached, 0);
+}
+
+TEST_F(SchedulerTest, SmallPoolQueuesRequestsUntilBlocksFree) {
+  // Four slots but blocks for one request at a time: the others wait in the queue and run
+  // as blocks come back; one larger than the whole pool is refused at once.
+  std::vector<std::unique_ptr<Tracked>> runs;
+  {
+    SchedulerOptions o{4, 256, 16, 8};
+    o.kv_blocks = 4;
+    o.block_size = 16;
+    Scheduler s(*model_, o);
+    for (int i = 0; i < 3; ++i) {
+      runs.push_back(std::make_unique<Tracked>(prompt_for(i + 40), 24));  // 5 to 19 tokens: 2 or 3 blocks
+      ASSERT_TRUE(s.submit(runs.back()->req));
+    }
+    Tracked huge(prompt_for(1), 100);
+    try {
+      s.submit(huge.req);
+      ADD_FAILURE() << "accepted a request larger than the pool";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find("KV"), std::string::npos) << e.what();
+    }
+    for (auto& r : runs) r->wait();
+    EXPECT_EQ(s.stats().kv_blocks_used, 0);
+  }
+  // The model serves one scheduler at a time: compare once the pool's scheduler is gone.
+  for (auto& r : runs) {
+    EXPECT_EQ(r->result.finish_reason, "length");
+    EXPECT_EQ(r->tokens, alone(*model_, r->req->prompt, 24)) << "prompt of " << r->req->prompt.size();
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // of the same weights agree, and results do not depend on threads or on batching.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -122,6 +123,40 @@ TEST(Forward, DecodeStepsEqualPrefill) {
     }
     t.free_kv_cache(kv);
   }
+}
+
+TEST(Forward, PagedCacheInAnyBlockOrderGivesTheSameLogits) {
+  // The same prompt through a cache whose slot owns blocks in pool order, and through one
+  // whose table scatters the slot over a larger pool: attention reads through the table.
+  auto backend = make_cpu_backend(2);
+  auto model = Model::load(make_model("qwen2", "gguf", DType::Q8_0), *backend);
+  Transformer& t = model->transformer();
+  std::vector<int32_t> prompt(37);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 5) % 500);
+  const int64_t V = model->hparams().vocab;
+  auto run = [&](KvCache& kv) {
+    std::vector<float> out;
+    std::vector<float> logits(static_cast<size_t>(V) * 16);
+    for (int32_t p0 = 0; p0 < int32_t(prompt.size()); p0 += 16) {
+      const int32_t n = std::min<int32_t>(16, int32_t(prompt.size()) - p0);
+      std::vector<int32_t> pos(static_cast<size_t>(n));
+      std::iota(pos.begin(), pos.end(), p0);
+      t.forward(&prompt[size_t(p0)], pos.data(), n, kv, logits.data(), true);
+      out.insert(out.end(), logits.begin(), logits.begin() + n * V);
+    }
+    return out;
+  };
+  KvCache plain = t.new_kv_cache(40, 1, 0, 4);
+  auto expect = run(plain);
+  t.free_kv_cache(plain);
+  KvCache paged = t.new_kv_cache(40, 1, 23, 4);
+  ASSERT_EQ(paged.blocks_per_seq, 10);
+  const std::vector<int32_t> blocks = {17, 3, 22, 0, 9, 12, 5, 20, 1, 14};
+  backend->set_kv_blocks(paged, 0, blocks.data(), int(blocks.size()));
+  EXPECT_EQ(run(paged), expect);
+  const int32_t outside = 23;
+  EXPECT_THROW(backend->set_kv_blocks(paged, 0, &outside, 1), Error);
+  t.free_kv_cache(paged);
 }
 
 TEST(Forward, QuantizedWeightsStayClose) {

@@ -40,6 +40,7 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
                            const int32_t* seqs, const AttentionConfig& cfg, float* out) {
   const int hd = cfg.head_dim;
   const int group = cfg.n_heads / cfg.n_kv_heads;
+  const KvPages pages = kv.pages(layer);
   pool_.parallel_for(n * cfg.n_heads, [&](int64_t w0, int64_t w1) {
     std::vector<float> scores;
     for (int64_t w = w0; w < w1; ++w) {
@@ -49,13 +50,11 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
       const int64_t p = positions[t];
       const int64_t lo = cfg.window > 0 ? std::max<int64_t>(0, p - cfg.window + 1) : 0;
       const float* qv = q + (t * cfg.n_heads + h) * hd;
-      const int64_t head_off = layer * kv.layer_stride() + (seqs ? seqs[t] : 0) * kv.seq_stride() + kvh * kv.capacity * hd;
-      const float* kbase = kv.k + head_off;
-      const float* vbase = kv.v + head_off;
+      const int64_t seq = seqs ? seqs[t] : 0;
       scores.resize(size_t(p - lo + 1));
       float mx = -INFINITY;
       for (int64_t j = lo; j <= p; ++j) {
-        float s = dot_row(DType::F32, kbase + j * hd, qv, hd) * cfg.scale;
+        float s = dot_row(DType::F32, kv.k + pages.row(seq, kvh, j), qv, hd) * cfg.scale;
         scores[size_t(j - lo)] = s;
         mx = std::max(mx, s);
       }
@@ -68,7 +67,7 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
       std::fill(o, o + hd, 0.f);
       for (int64_t j = lo; j <= p; ++j) {
         const float pj = scores[size_t(j - lo)] / sum;
-        const float* vv = vbase + j * hd;
+        const float* vv = kv.v + pages.row(seq, kvh, j);
         for (int d = 0; d < hd; ++d) o[d] += pj * vv[d];
       }
     }

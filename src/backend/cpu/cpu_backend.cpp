@@ -101,9 +101,10 @@ void CpuBackend::add(float* x, const float* y, int64_t n) {
 void CpuBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
                           const int32_t* positions, const int32_t* seqs) {
   const int64_t hd = kv.head_dim;
+  const KvPages pages = kv.pages(layer);
   for (int64_t t = 0; t < n; ++t) {
     for (int h = 0; h < kv.n_kv_heads; ++h) {
-      int64_t off = layer * kv.layer_stride() + (seqs ? seqs[t] : 0) * kv.seq_stride() + (h * kv.capacity + positions[t]) * hd;
+      const int64_t off = pages.row(seqs ? seqs[t] : 0, h, positions[t]);
       std::memcpy(kv.k + off, k + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
       std::memcpy(kv.v + off, v + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
     }

@@ -19,7 +19,7 @@ constexpr int kMaxGroup = 8;
 template <int D>
 __global__ void __launch_bounds__(kWarps * 32)
     decode_split_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
-                        int64_t layer_off, int64_t seq_stride, int64_t capacity, const int32_t* positions,
+                        KvPages pages, const int32_t* positions,
                         const int32_t* seqs, int n_heads, int HD, int group, int group_chunks, float scale,
                         int window, int splits, float* partial) {
   pdl_wait();
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int64_t lo = window > 0 ? max(int64_t(0), p - window + 1) : 0;
   const int64_t len = p - lo + 1, chunk = (len + splits - 1) / splits;
   const int64_t j0 = lo + s * chunk, j1 = min(p + 1, j0 + chunk);
-  const int64_t head_off = layer_off + (seqs ? seqs[t] : 0) * seq_stride + int64_t(kvh) * capacity * HD;
+  const int64_t seq = seqs ? seqs[t] : 0;
 
   float qv[kMaxGroup][D], acc[kMaxGroup][D], m[kMaxGroup], l[kMaxGroup];
 #pragma unroll
@@ -48,8 +48,9 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
   for (int64_t j = j0 + warp; j < j1; j += kWarps) {
     float kv[D], vv[D];
-    const float* kr = kc + head_off + j * HD + lane * D;
-    const float* vr = vc + head_off + j * HD + lane * D;
+    const int64_t row = pages.row(seq, kvh, j);
+    const float* kr = kc + row + lane * D;
+    const float* vr = vc + row + lane * D;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
       const bool in = lane * D + d < HD;
@@ -138,8 +139,7 @@ void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, cons
   const int group = cfg.n_heads / cfg.n_kv_heads;
   const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
   dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
-  launch(decode_split_kernel<D>, grid, kWarps * 32, 0, s, q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
-         kv.capacity, positions, seqs, cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits,
+  launch(decode_split_kernel<D>, grid, kWarps * 32, 0, s, q, kv.k, kv.v, kv.pages(layer), positions, seqs, cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits,
          partial);
 }
 

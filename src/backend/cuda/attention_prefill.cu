@@ -60,14 +60,16 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&v);
 }
 
-// rows x HD floats at src (row stride HD) into bf16 shared rows; rows past `valid` are zero.
+// kBK key or value rows from position kt of (seq, kv head) into bf16 shared rows, each row
+// found through the block table; rows past `valid` are zero.
 template <int HD>
-__device__ __forceinline__ void load_rows(__nv_bfloat16* dst, const float* src, int rows, int valid) {
+__device__ __forceinline__ void load_kv_rows(__nv_bfloat16* dst, const float* cache, const KvPages& pages, int64_t seq,
+                                             int kvh, int64_t kt, int rows, int valid) {
   constexpr int kLd = PrefillTile<HD>::kLd;
   for (int i = threadIdx.x; i < rows * HD / 4; i += kWarps * 32) {
     const int r = i / (HD / 4), c = (i % (HD / 4)) * 4;
     float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (r < valid) x = __ldg(reinterpret_cast<const float4*>(src + int64_t(r) * HD + c));
+    if (r < valid) x = __ldg(reinterpret_cast<const float4*>(cache + pages.row(seq, kvh, kt + r) + c));
     *reinterpret_cast<uint2*>(dst + r * kLd + c) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
   }
 }
@@ -75,8 +77,7 @@ __device__ __forceinline__ void load_rows(__nv_bfloat16* dst, const float* src, 
 template <int HD>
 __global__ void __launch_bounds__(kWarps * 32)
     prefill_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
-                   int64_t layer_off, int64_t seq_stride, int64_t capacity, const int32_t* positions,
-                   const int32_t* seqs, int64_t n, int n_heads, int group, float scale, int window, float* out) {
+                   KvPages pages, const int32_t* positions, const int32_t* seqs, int64_t n, int n_heads, int group, float scale, int window, float* out) {
   pdl_wait();
   pdl_launch_dependents();
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -92,7 +93,6 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int64_t t0 = int64_t(gridDim.x - 1 - blockIdx.x) * kBQ;  // the longest rows first
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const int64_t seq = seqs ? seqs[t0] : 0;  // one sequence per prefill call
-  const int64_t head_off = layer_off + seq * seq_stride + int64_t(kvh) * capacity * HD;
 
   for (int r = threadIdx.x; r < kBQ; r += kWarps * 32) qpos[r] = t0 + r < n ? positions[t0 + r] : -1;
   const float qscale = scale * 1.4426950408889634f;  // softmax in base 2
@@ -118,9 +118,9 @@ __global__ void __launch_bounds__(kWarps * 32)
 
   for (int64_t kt = (kmin / kBK) * kBK; kt <= pmax; kt += kBK) {
     __syncthreads();  // the previous tile's K/V are no longer read
-    const int valid = int(min(int64_t(kBK), min(int64_t(pmax) + 1, capacity) - kt));
-    load_rows<HD>(Ks, kc + head_off + kt * HD, kBK, valid);
-    load_rows<HD>(Vs, vc + head_off + kt * HD, kBK, valid);
+    const int valid = int(min(int64_t(kBK), int64_t(pmax) + 1 - kt));
+    load_kv_rows<HD>(Ks, kc, pages, seq, kvh, kt, kBK, valid);
+    load_kv_rows<HD>(Vs, vc, pages, seq, kvh, kt, kBK, valid);
     __syncthreads();
 
     // S = Q K^T: this warp's 16 rows by kBK keys.
@@ -221,8 +221,8 @@ bool launch_prefill(const float* q, const KvCache& kv, int layer, int64_t n, con
     configured = true;
   }
   dim3 grid(unsigned((n + kBQ - 1) / kBQ), unsigned(cfg.n_heads));
-  launch(prefill_kernel<HD>, grid, kWarps * 32, bytes, s, q, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
-         kv.capacity, positions, seqs, n, cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
+  launch(prefill_kernel<HD>, grid, kWarps * 32, bytes, s, q, kv.k, kv.v, kv.pages(layer), positions,
+         seqs, n, cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
   return true;
 }
 

@@ -26,8 +26,7 @@ __global__ void rope_kernel(float* x, int64_t n, int n_heads, int head_dim, cons
   v[b] = x1 * cs + x0 * sn;
 }
 
-__global__ void kv_write_kernel(float* kc, float* vc, int64_t layer_off, int64_t seq_stride, int64_t capacity,
-                                int n_kv_heads, int head_dim, const float* k, const float* v, int64_t n,
+__global__ void kv_write_kernel(float* kc, float* vc, KvPages pages, int n_kv_heads, int head_dim, const float* k, const float* v, int64_t n,
                                 const int32_t* positions, const int32_t* seqs) {
   pdl_wait();
   pdl_launch_dependents();
@@ -35,7 +34,7 @@ __global__ void kv_write_kernel(float* kc, float* vc, int64_t layer_off, int64_t
   const int64_t per_token = int64_t(n_kv_heads) * head_dim;
   if (i >= n * per_token) return;
   const int64_t t = i / per_token, hd = i % per_token, h = hd / head_dim, d = hd % head_dim;
-  const int64_t off = layer_off + (seqs ? seqs[t] : 0) * seq_stride + (h * capacity + positions[t]) * head_dim + d;
+  const int64_t off = pages.row(seqs ? seqs[t] : 0, h, positions[t]) + d;
   kc[off] = k[i];
   vc[off] = v[i];
 }
@@ -43,8 +42,7 @@ __global__ void kv_write_kernel(float* kc, float* vc, int64_t layer_off, int64_t
 // rope of q and k heads, rotated k and v into the cache, in one launch.
 __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, int n_heads, int n_kv, int head_dim,
                                const int32_t* positions, const int32_t* seqs, const float* __restrict__ inv_freq,
-                               float linear_factor, bool interleaved, float* kc, float* vc, int64_t layer_off,
-                               int64_t seq_stride, int64_t capacity) {
+                               float linear_factor, bool interleaved, float* kc, float* vc, KvPages pages) {
   pdl_wait();
   pdl_launch_dependents();
   const int half = head_dim / 2;
@@ -64,8 +62,7 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
     const float y0 = x0 * cs - x1 * sn, y1 = x1 * cs + x0 * sn;
     x[a] = y0, x[b] = y1;
     if (is_k) {
-      const int64_t off = layer_off + (seqs ? seqs[t] : 0) * seq_stride +
-                          (int64_t(h - n_heads) * capacity + positions[t]) * head_dim;
+      const int64_t off = pages.row(seqs ? seqs[t] : 0, h - n_heads, positions[t]);
       kc[off + a] = y0, kc[off + b] = y1;
     }
     return;
@@ -73,8 +70,7 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
   i -= rot;
   if (i >= n * n_kv * head_dim) return;
   const int64_t t = i / (int64_t(n_kv) * head_dim), hd = i % (int64_t(n_kv) * head_dim);
-  const int64_t off = layer_off + (seqs ? seqs[t] : 0) * seq_stride + (hd / head_dim * capacity + positions[t]) * head_dim +
-                      hd % head_dim;
+  const int64_t off = pages.row(seqs ? seqs[t] : 0, hd / head_dim, positions[t]) + hd % head_dim;
   vc[off] = v[i];
 }
 
@@ -86,7 +82,7 @@ void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, c
   const int64_t total = n * (n_heads + kv.n_kv_heads) * (kv.head_dim / 2) + n * kv.n_kv_heads * kv.head_dim;
   launch(rope_kv_kernel, blocks_for(total, 256), 256, 0, s, q, k, v, n, n_heads, kv.n_kv_heads, kv.head_dim, positions, seqs,
                                                         inv_freq, linear_factor, style == RopeStyle::Interleaved, kv.k,
-                                                        kv.v, layer * kv.layer_stride(), kv.seq_stride(), kv.capacity);
+                                                        kv.v, kv.pages(layer));
   BRISK_LAUNCH_CHECK();
 }
 
@@ -101,8 +97,7 @@ void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positio
 void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
               const int32_t* seqs, cudaStream_t s) {
   const int64_t total = n * kv.n_kv_heads * kv.head_dim;
-  launch(kv_write_kernel, blocks_for(total, 256), 256, 0, s, kv.k, kv.v, layer * kv.layer_stride(), kv.seq_stride(),
-                                                         kv.capacity, kv.n_kv_heads, kv.head_dim, k, v, n, positions,
+  launch(kv_write_kernel, blocks_for(total, 256), 256, 0, s, kv.k, kv.v, kv.pages(layer), kv.n_kv_heads, kv.head_dim, k, v, n, positions,
                                                          seqs);
   BRISK_LAUNCH_CHECK();
 }
