@@ -3,6 +3,7 @@
 // gracefully: no new connections, running and queued requests are cancelled (each client
 // gets an error chunk or body), and the process exits 0.
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -22,6 +23,8 @@ struct ServeOptions {
   std::string device = "auto";
   int threads = 0;
   bool exact = false;
+  uint64_t kv_memory = 0;  // bytes for the KV pool; 0: --ctx x --parallel
+  bool no_prefix_cache = false;
   server::ServerOptions http;
   SchedulerOptions sched;
 };
@@ -39,6 +42,14 @@ int serve(ServeOptions& o) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Each forwarded request holds two descriptors at the gate, plus one in the server behind.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+    o.http.max_connections = std::min<size_t>(o.http.max_connections, size_t(files.rlim_cur / 3));
 
   if (o.http.threads == 0) o.http.threads = std::max(32, 2 * (o.sched.parallel + int(o.sched.max_queue)) + 8);
   server::HttpServer http(o.http);
@@ -57,6 +68,16 @@ int serve(ServeOptions& o) {
     if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
     model = Model::load(o.model, *backend);
     if (o.sched.context == 0) o.sched.context = std::min<int64_t>(model->hparams().context, 4096);
+    if (o.kv_memory > 0) {
+      const HParams& hp = model->hparams();
+      const uint64_t block_bytes = 2ull * 4 * uint64_t(hp.n_layers) * uint64_t(hp.n_kv_heads) *
+                                   uint64_t(hp.head_dim) * uint64_t(o.sched.block_size);
+      o.sched.kv_blocks = int64_t(o.kv_memory / block_bytes);
+      if (o.sched.kv_blocks < 1)
+        throw Error(ErrorCode::kInvalidArgument,
+                    "--kv-memory is smaller than one KV block (" + std::to_string(block_bytes) + " bytes)", "--kv-memory");
+    }
+    o.sched.prefix_cache = !o.no_prefix_cache;
     scheduler = std::make_unique<Scheduler>(*model, o.sched);
   } catch (...) {
     http.stop();
@@ -64,8 +85,13 @@ int serve(ServeOptions& o) {
     throw;
   }
   http.attach(*model, *scheduler);
-  std::fprintf(stderr, "brisk serve: ready: %s on %s, %d sequences x %lld positions\n", o.http.model_name.c_str(),
-               backend->name().c_str(), o.sched.parallel, static_cast<long long>(o.sched.context));
+  const SchedulerStats st = scheduler->stats();
+  std::fprintf(stderr,
+               "brisk serve: ready: %s on %s, %d sequences of up to %lld positions, KV pool of %lld blocks x %d "
+               "positions%s\n",
+               o.http.model_name.c_str(), backend->name().c_str(), o.sched.parallel,
+               static_cast<long long>(o.sched.context), static_cast<long long>(st.kv_blocks_total), o.sched.block_size,
+               o.sched.prefix_cache ? ", prefix cache on" : "");
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -86,11 +112,19 @@ Action add_serve(CLI::App& app) {
   app.add_option("--port", o->http.port, "port to listen on (0: any free port)")->capture_default_str();
   app.add_option("--api-key", o->http.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
   app.add_option("--model-name", o->http.model_name, "the model's name in the API (default: the file name)");
-  app.add_option("--parallel", o->sched.parallel, "sequences decoded together (KV slots)")->capture_default_str();
+  app.add_option("--parallel", o->sched.parallel, "sequences decoded together")->capture_default_str();
   app.add_option("-c,--ctx", o->sched.context, "positions per sequence, prompt + output (default: min(4096, model))");
+  app.add_option("--kv-memory", o->kv_memory, "bytes for the KV pool, e.g. 8GB (default: --ctx x --parallel)")
+      ->transform(CLI::AsSizeValue(false));
+  app.add_option("--kv-block", o->sched.block_size, "positions per KV block (a power of two)")->capture_default_str();
+  app.add_flag("--no-prefix-cache", o->no_prefix_cache, "do not share KV blocks between prompts with a common prefix");
   app.add_option("--queue", o->sched.max_queue, "requests that may wait for a slot")->capture_default_str();
   app.add_option("--prefill-chunk", o->sched.prefill_chunk, "prompt tokens per scheduler step")->capture_default_str();
   app.add_option("--max-body", o->http.max_body_bytes, "largest request body in bytes")->capture_default_str();
+  app.add_option("--max-connections", o->http.max_connections, "open client connections at most (more get a 503)")
+      ->capture_default_str();
+  app.add_option("--request-timeout", o->http.request_seconds, "seconds a client has to send a whole request")
+      ->capture_default_str();
   app.add_option("--http-threads", o->http.threads, "connection threads (0: enough for every slot and queue place)");
   app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
   app.add_option("-t,--threads", o->threads, "CPU threads (0: one per core)");

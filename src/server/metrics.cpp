@@ -15,6 +15,12 @@ void metric(std::string& out, const char* name, const char* type, const char* he
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+// A metric of one unlabelled sample.
+void single(std::string& out, const char* name, const char* type, const char* help, int64_t value) {
+  metric(out, name, type, help);
+  out += std::string(name) + " " + std::to_string(value) + "\n";
+}
+
 }  // namespace
 
 void Histogram::observe(double s) {
@@ -59,26 +65,34 @@ std::string Metrics::render(const SchedulerStats& s, bool ready) const {
   metric(out, "brisk_generations_total", "counter", "Generations finished, by finish reason.");
   for (const auto& [reason, n] : s.finished)
     out += "brisk_generations_total{finish_reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
-  metric(out, "brisk_prompt_tokens_total", "counter", "Prompt tokens of answered requests.");
-  out += "brisk_prompt_tokens_total " + std::to_string(prompt_tokens_) + "\n";
-  metric(out, "brisk_generated_tokens_total", "counter", "Tokens generated for answered requests.");
-  out += "brisk_generated_tokens_total " + std::to_string(generated_tokens_) + "\n";
+  single(out, "brisk_prompt_tokens_total", "counter", "Prompt tokens of answered requests.", int64_t(prompt_tokens_));
+  single(out, "brisk_generated_tokens_total", "counter",
+         "Tokens generated for answered requests.", int64_t(generated_tokens_));
   metric(out, "brisk_time_to_first_token_seconds", "histogram", "From a request's arrival to its first token.");
   ttft_.write(out, "brisk_time_to_first_token_seconds");
   metric(out, "brisk_inter_token_latency_seconds", "histogram", "Between consecutive tokens of a stream.");
   itl_.write(out, "brisk_inter_token_latency_seconds");
-  metric(out, "brisk_queue_depth", "gauge", "Requests waiting for a KV slot.");
-  out += "brisk_queue_depth " + std::to_string(s.waiting) + "\n";
-  metric(out, "brisk_running_sequences", "gauge", "Sequences in the running batch.");
-  out += "brisk_running_sequences " + std::to_string(s.running) + "\n";
-  metric(out, "brisk_kv_slots_used", "gauge", "KV cache slots (one per running sequence) in use.");
-  out += "brisk_kv_slots_used " + std::to_string(s.slots_used) + "\n";
-  metric(out, "brisk_kv_slots_free", "gauge", "KV cache slots free.");
-  out += "brisk_kv_slots_free " + std::to_string(s.slots_total - s.slots_used) + "\n";
-  metric(out, "brisk_kv_positions_used", "gauge", "KV cache positions holding prompt or generated tokens.");
-  out += "brisk_kv_positions_used " + std::to_string(s.kv_positions_used) + "\n";
-  metric(out, "brisk_kv_positions_total", "gauge", "KV cache positions in all.");
-  out += "brisk_kv_positions_total " + std::to_string(s.kv_positions_total) + "\n";
+  single(out, "brisk_queue_depth", "gauge", "Requests waiting for a slot or for KV blocks.", int64_t(s.waiting));
+  single(out, "brisk_running_sequences", "gauge", "Sequences in the running batch.", int64_t(s.running));
+  single(out, "brisk_kv_slots_used", "gauge",
+         "KV cache slots (one per running sequence) in use.", int64_t(s.slots_used));
+  single(out, "brisk_kv_slots_free", "gauge", "KV cache slots free.", int64_t(s.slots_total - s.slots_used));
+  single(out, "brisk_kv_blocks_used", "gauge",
+         "KV cache blocks held by running sequences (shared blocks once).", int64_t(s.kv_blocks_used));
+  single(out, "brisk_kv_blocks_free", "gauge",
+         "KV cache blocks not held by any sequence (cached prefixes included).",
+         int64_t(s.kv_blocks_total - s.kv_blocks_used));
+  single(out, "brisk_kv_blocks_cached", "gauge",
+         "Free KV cache blocks that still hold a reusable prompt prefix.", int64_t(s.kv_blocks_cached));
+  single(out, "brisk_prefix_cache_queries_total", "counter",
+         "Prompts looked up in the prefix cache.", int64_t(s.prefix_cache_queries));
+  single(out, "brisk_prefix_cache_hits_total", "counter",
+         "Prompts that reused at least one cached KV block.", int64_t(s.prefix_cache_hits));
+  single(out, "brisk_prefix_cache_hit_tokens_total", "counter",
+         "Prompt tokens taken from the prefix cache, not prefilled.", int64_t(s.prefix_cache_hit_tokens));
+  single(out, "brisk_kv_positions_used", "gauge",
+         "KV cache positions holding prompt or generated tokens.", int64_t(s.kv_positions_used));
+  single(out, "brisk_kv_positions_total", "gauge", "KV cache positions in all.", int64_t(s.kv_positions_total));
   metric(out, "brisk_ready", "gauge", "1 once the model is loaded.");
   out += std::string("brisk_ready ") + (ready ? "1" : "0") + "\n";
   return out;

@@ -231,6 +231,16 @@ TokenOut ResponseBuilder::token_out(const TokenEvent& e) const {
   return t;
 }
 
+namespace {
+// OpenAI's usage object; cached_tokens counts the prompt tokens the prefix cache supplied.
+ojson usage_json(const RequestResult& result) {
+  return ojson{{"prompt_tokens", result.prompt_tokens},
+               {"completion_tokens", result.completion_tokens},
+               {"total_tokens", result.prompt_tokens + result.completion_tokens},
+               {"prompt_tokens_details", ojson{{"cached_tokens", result.cached_tokens}}}};
+}
+}  // namespace
+
 ojson ResponseBuilder::envelope(bool chunk) const {
   ojson j;
   j["id"] = id_;
@@ -290,9 +300,7 @@ ojson ResponseBuilder::complete(const std::string& text, const std::vector<Token
   choice["logprobs"] = logprobs ? logprobs_json(tokens, 0) : ojson(nullptr);
   choice["finish_reason"] = result.finish_reason;
   j["choices"] = ojson::array({choice});
-  j["usage"] = ojson{{"prompt_tokens", result.prompt_tokens},
-                     {"completion_tokens", result.completion_tokens},
-                     {"total_tokens", result.prompt_tokens + result.completion_tokens}};
+  j["usage"] = usage_json(result);
   return j;
 }
 
@@ -335,11 +343,11 @@ ojson ResponseBuilder::final_chunk(const std::string& finish_reason) const {
 ojson ResponseBuilder::usage_chunk(const RequestResult& result) const {
   ojson j = envelope(true);
   j["choices"] = ojson::array();
-  j["usage"] = ojson{{"prompt_tokens", result.prompt_tokens},
-                     {"completion_tokens", result.completion_tokens},
-                     {"total_tokens", result.prompt_tokens + result.completion_tokens}};
+  j["usage"] = usage_json(result);
   return j;
 }
+
+std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 ojson error_body(const std::string& message, const std::string& type, const std::string& param,
                  const std::string& code) {

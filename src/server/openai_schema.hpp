@@ -77,6 +77,10 @@ class ResponseBuilder {
 };
 
 // {"error": {"message", "type", "param", "code"}} as OpenAI writes it.
+// JSON text; invalid UTF-8 (from a request echoed in a message) becomes U+FFFD, never an
+// exception.
+std::string dump(const ojson& j);
+
 ojson error_body(const std::string& message, const std::string& type, const std::string& param = {},
                  const std::string& code = {});
 // The HTTP status for a brisk::Error code.
