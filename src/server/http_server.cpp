@@ -3,7 +3,11 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -13,10 +17,6 @@
 
 namespace brisk::server {
 namespace {
-
-// JSON text; invalid UTF-8 (from a request echoed in a message) becomes U+FFFD, never an
-// exception.
-std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -66,20 +66,52 @@ void HttpServer::attach(Model& model, Scheduler& scheduler) {
 }
 
 bool HttpServer::bind(std::string* error) {
-  if (opts_.port == 0) {
-    bound_port_ = http_->bind_to_any_port(opts_.host);
-  } else {
-    bound_port_ = http_->bind_to_port(opts_.host, opts_.port) ? opts_.port : -1;
+  // httplib listens on a Unix socket in a private directory; the gate owns the public port.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/brisk-serve-XXXXXX";
+  if (!mkdtemp(dir.data())) {
+    if (error) *error = "cannot make a private socket directory in " + dir + ": " + std::strerror(errno);
+    return false;
   }
-  if (bound_port_ <= 0 && error)
-    *error = "cannot listen on " + opts_.host + ":" + std::to_string(opts_.port) + " (in use, or not an address here)";
-  return bound_port_ > 0;
+  socket_dir_ = dir;
+  const std::string path = dir + "/http.sock";
+  http_->set_address_family(AF_UNIX);
+  if (!http_->bind_to_port(path, 80)) {
+    if (error) *error = "cannot listen on the private socket " + path;
+    return false;
+  }
+  GateOptions g;
+  g.host = opts_.host;
+  g.port = opts_.port;
+  g.backend_path = path;
+  g.request_seconds = opts_.request_seconds;
+  g.max_body_bytes = opts_.max_body_bytes;
+  g.max_connections = opts_.max_connections;
+  g.on_refused = [this](int status) { metrics_.request_done("gate", status); };
+  gate_ = std::make_unique<Gate>(g);
+  if (!gate_->bind(error)) return false;
+  bound_port_ = gate_->port();
+  return true;
 }
 
-void HttpServer::listen() { http_->listen_after_bind(); }
+void HttpServer::listen() {
+  gate_thread_ = std::thread([this] { gate_->run(); });
+  http_->listen_after_bind();
+}
 
 void HttpServer::stop() {
+  // The gate first stops taking connections and delivers what the server behind still
+  // sends (each running request's end); then the server behind stops.
+  if (gate_thread_.joinable()) {
+    gate_->drain(10);
+    gate_thread_.join();
+  }
   if (http_ && http_->is_running()) http_->stop();
+  if (!socket_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(socket_dir_, ec);
+    socket_dir_.clear();
+  }
 }
 
 void HttpServer::routes() {
@@ -93,8 +125,9 @@ void HttpServer::routes() {
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   s.set_payload_max_length(opts_.max_body_bytes);
-  s.set_read_timeout(opts_.read_timeout_seconds, 0);
-  s.set_keep_alive_timeout(opts_.keep_alive_seconds);
+  // Only the gate connects, with whole requests and one request per connection.
+  s.set_read_timeout(5, 0);
+  s.set_keep_alive_max_count(1);
 
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (opts_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;

@@ -2,16 +2,20 @@
 // (whole or streamed as server-sent events), /v1/models, /health and /metrics. Each
 // generation request becomes a scheduler Request whose tokens flow back through a channel
 // to the connection's thread; a client that goes away cancels its request, which frees the
-// KV slot at the scheduler's next step. Errors are OpenAI-style JSON with the right status.
+// KV blocks at the scheduler's next step. Errors are OpenAI-style JSON with the right status.
+// Clients reach it through the Gate (gate.hpp), which owns the public port, takes in whole
+// requests without a thread per connection, and forwards them over a private Unix socket.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "engine/scheduler.hpp"
 #include "model/model.hpp"
+#include "server/gate.hpp"
 #include "server/metrics.hpp"
 
 namespace httplib {
@@ -27,8 +31,8 @@ struct ServerOptions {
   std::string model_name;         // what /v1/models and responses call the model
   size_t max_body_bytes = 4u << 20;
   int threads = 0;                // connection threads (0: enough for every slot and queue place)
-  int read_timeout_seconds = 20;  // a request must arrive within this
-  int keep_alive_seconds = 10;    // an idle kept-alive connection is closed after this
+  int request_seconds = 10;       // a request (head and body) must arrive within this
+  size_t max_connections = 8192;  // open client connections; beyond, new ones get a 503
   int retry_after_seconds = 1;    // told to clients turned away when the queue is full
 };
 
@@ -55,6 +59,9 @@ class HttpServer {
   std::atomic<Model*> model_{nullptr};
   std::atomic<Scheduler*> scheduler_{nullptr};
   Metrics metrics_;
+  std::unique_ptr<Gate> gate_;  // the public port (see gate.hpp)
+  std::thread gate_thread_;
+  std::string socket_dir_;      // holds httplib's private socket
   int bound_port_ = 0;
 };
 

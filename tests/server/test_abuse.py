@@ -1,10 +1,12 @@
-"""What a hostile or broken client tries, on loopback, bounded in count and time: oversize
+"""What a hostile or broken client tries, on loopback, bounded in count and time: slow-loris
+clients and thousands of idle connections, oversize
 headers, request lines and bodies, invalid UTF-8, numeric fields at their extremes, deeply
 nested JSON, requests abandoned while queued, while their prompt is prefilled and while they
 decode, and a burst larger than the queue. Throughout, /health answers, every request gets
 an answer or a clear error (never a 500 or a hang), and the server ends idle."""
 import concurrent.futures as cf
 import json
+import os
 import socket
 import time
 
@@ -66,7 +68,7 @@ def completion(server, **body):
 
 def test_oversize_headers_request_lines_and_bodies(small):
     status, body = raw(small, b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n")
-    assert status.startswith("HTTP/1.1 400") and json.loads(body)["error"]["message"]
+    assert status.startswith("HTTP/1.1 431") and json.loads(body)["error"]["message"]
     status, body = raw(small, b"GET /" + b"a" * 100000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
     assert status.startswith("HTTP/1.1 414") and json.loads(body)["error"]["type"] == "invalid_request_error"
     r = completion(small, prompt="x" * 100000)
@@ -178,3 +180,59 @@ def test_a_burst_larger_than_the_queue(slow):
             assert r.json()["usage"]["completion_tokens"] == 20
     assert health_ok and all(health_ok)
     wait_for(lambda: small.metrics()["brisk_kv_slots_used"] == 0, 30, "idle")
+
+
+def test_slow_loris_and_thousands_of_idle_connections(tiny_model):
+    """2,000 connections that send nothing and 50 that trickle their headers a byte at a time
+    cost the server no thread: /health and a completion answer at once throughout; the slow
+    ones get a 408 at the request deadline, the idle ones are closed, memory goes back."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 2200
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+    idle_count = min(2000, resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 150)
+    assert idle_count >= 1000, "this test needs a descriptor limit of at least 1,150"
+    s = Server("--parallel", "1", "--ctx", "256", "--request-timeout", "3", model=tiny_model)
+    try:
+        rss_idle = s.rss_kib()
+        idle = [socket.create_connection(("127.0.0.1", s.port), timeout=10) for _ in range(idle_count)]
+        loris = [socket.create_connection(("127.0.0.1", s.port), timeout=10) for _ in range(50)]
+        request = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200 + b"\r\n\r\n"
+        stop_at = time.time() + 2.5
+        sent = 0
+        latencies = []
+        while time.time() < stop_at:  # one byte per slow connection every 0.1 s, checking health
+            for c in loris:
+                c.send(request[sent:sent + 1])
+            sent += 1
+            t = time.time()
+            assert httpx.get(s.url + "/health", timeout=5).status_code == 200
+            latencies.append(time.time() - t)
+            time.sleep(0.1)
+        assert max(latencies) < 1.0, latencies
+        r = completion(s)
+        assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] == 2
+        # Past the 3 s deadline the slow clients are told why and every idle one is closed.
+        answers = []
+        for c in loris:
+            c.settimeout(5)
+            answers.append(c.recv(4096))
+        assert all(a.startswith(b"HTTP/1.1 408") for a in answers), answers[0]
+        assert b"did not arrive" in answers[0]
+        closed = 0
+        for c in idle:
+            c.settimeout(5)
+            try:
+                closed += c.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+        assert closed == len(idle)
+        for c in idle + loris:
+            c.close()
+        assert s.metrics()['brisk_requests_total{endpoint="gate",status="408"}'] >= 50
+        assert healthy(s)
+        if os.environ.get("BRISK_SANITIZED") != "1":  # ASan holds freed memory
+            assert s.rss_kib() < rss_idle + 20 * 1024, (rss_idle, s.rss_kib())
+    finally:
+        assert s.stop() == 0, "".join(s.log)
