@@ -9,6 +9,7 @@ consecutive token chunks; aggregate tokens/s is all generated tokens / the level
 
     python3 bench/serve_bench.py -m MODEL [--device cuda] [--levels 1,8,32,64] [--json out.jsonl]
     python3 bench/serve_bench.py --url http://127.0.0.1:8080     # a server already running
+    --check-batching 32 first compares 32 greedy requests run alone and all at once.
 """
 import argparse
 import concurrent.futures as cf
@@ -61,6 +62,25 @@ def level(url, streams, requests, prompt_len, gen, vocab):
             "itl_p50_ms": pct(itl, 50) * 1e3, "itl_p99_ms": pct(itl, 99) * 1e3}
 
 
+def batching_check(url, n, prompt_len, gen, vocab):
+    """n greedy requests with different prompts, each alone and then all at once: how many
+    texts are identical, and where the others part (the batch-invariance statement)."""
+    rng = random.Random(7)
+    prompts = [[rng.randrange(10, vocab) for _ in range(prompt_len)] for _ in range(n)]
+    def one(p):
+        body = {"prompt": p, "max_tokens": gen, "temperature": 0, "ignore_eos": True, "logprobs": 1}
+        r = httpx.post(url + "/v1/completions", json=body, timeout=600)
+        r.raise_for_status()
+        return r.json()["choices"][0]["logprobs"]["tokens"]
+    alone = [one(p) for p in prompts]
+    with cf.ThreadPoolExecutor(n) as pool:
+        together = list(pool.map(one, prompts))
+    parts = [next((i for i, (a, b) in enumerate(zip(x, y)) if a != b), None) for x, y in zip(alone, together)]
+    same = sum(p is None for p in parts)
+    return {"check": "batching", "requests": n, "gen": gen, "identical": same,
+            "first_difference_at": sorted(p for p in parts if p is not None)}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-m", "--model")
@@ -73,6 +93,9 @@ def main():
     ap.add_argument("--ctx", type=int, default=0)
     ap.add_argument("--vocab", type=int, default=32000, help="token ids are drawn below this")
     ap.add_argument("--json")
+    ap.add_argument("--check-batching", type=int, default=0, metavar="N",
+                    help="first compare N greedy requests run alone and together")
+    ap.add_argument("--serve-arg", action="append", default=[], help="extra argument for brisk serve")
     a = ap.parse_args()
     levels = [int(x) for x in a.levels.split(",")]
     server = None
@@ -80,11 +103,17 @@ def main():
     if not url:
         from conftest import Server
         ctx = a.ctx or a.prompt + a.gen + 8
-        server = Server("--parallel", str(max(levels)), "--ctx", str(ctx), "--queue", str(max(levels)),
+        parallel = max(levels + [a.check_batching])
+        server = Server("--parallel", str(parallel), "--ctx", str(ctx), "--queue", str(parallel), *a.serve_arg,
                         model=a.model, device=a.device)
         url = server.url
     try:
         rows = []
+        if a.check_batching:
+            r = batching_check(url, a.check_batching, a.prompt, a.gen, a.vocab)
+            rows.append(r)
+            print(f"batching: {r['identical']} of {r['requests']} greedy requests identical alone and together; "
+                  f"the others part at tokens {r['first_difference_at']}", flush=True)
         print("| streams | requests | aggregate tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms |")
         print("|---|---|---|---|---|---|---|")
         for n in levels:
