@@ -23,11 +23,13 @@ KvCache Backend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t ca
   kv.n_seqs = n_seqs;
   kv.block_size = block_size;
   const int64_t per_seq = (capacity + block_size - 1) / block_size;
-  if (per_seq > INT32_MAX) throw Error(ErrorCode::kLimit, "the KV context is too long");
+  kv.n_blocks = n_blocks > 0 ? n_blocks : per_seq * n_seqs;
+  if (per_seq > INT32_MAX || kv.n_blocks > INT32_MAX)
+    throw Error(ErrorCode::kLimit, "the KV cache for " + std::to_string(n_seqs) + " x " + std::to_string(capacity) +
+                                       " positions needs more blocks than a block table can name; use a shorter "
+                                       "context (-c) or larger blocks");
   kv.blocks_per_seq = int(per_seq);
   kv.capacity = per_seq * block_size;
-  kv.n_blocks = n_blocks > 0 ? n_blocks : per_seq * n_seqs;
-  if (kv.n_blocks > INT32_MAX) throw Error(ErrorCode::kLimit, "the KV pool has too many blocks");
   const uint64_t bytes = uint64_t(kv.layer_stride()) * uint64_t(n_layers) * 4;
   const uint64_t table_bytes = uint64_t(per_seq) * uint64_t(n_seqs) * 4;
   try {
