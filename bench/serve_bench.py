@@ -37,12 +37,14 @@ def stream_once(url, prompt_ids, gen, seed):
     times = []
     with httpx.Client(timeout=600) as h, h.stream("POST", url + "/v1/completions", json=body) as r:
         r.raise_for_status()
+        chunks = 0
         for line in r.iter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
                 continue
             chunk = json.loads(line[6:])
-            if chunk.get("choices") and chunk["choices"][0].get("finish_reason") is None and chunk["choices"][0]["text"] != "":
-                times.append(time.perf_counter())
+            chunks += 1
+            if chunks > 1 and chunk.get("choices") and chunk["choices"][0].get("finish_reason") is None:
+                times.append(time.perf_counter())  # one chunk per token (the text may be empty)
     return t0, times
 
 

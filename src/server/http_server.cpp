@@ -259,7 +259,9 @@ void HttpServer::routes() {
       for (const TokenEvent& e : events) {
         TokenOut t = builder->token_out(e);
         if (stream) {
-          if (!e.text.empty() || logprobs) out += sse(builder->text_chunk(e.text, {t}, logprobs));
+          // One chunk per token, as OpenAI streams: a token that completes no character yet
+          // (part of a UTF-8 sequence, or text held back for a stop string) has empty text.
+          out += sse(builder->text_chunk(e.text, {t}, logprobs));
         } else {
           progress->text += e.text;
           progress->tokens.push_back(std::move(t));
