@@ -110,6 +110,11 @@ struct StepInputs {
   int32_t* positions = nullptr;
   int32_t* seqs = nullptr;
   bool single_seq = false;  // all tokens of one sequence (prefill), not one token each of many
+  // The rows whose logits are wanted (backend memory, n_logit_rows of them), or null for the
+  // last row (or every row, as the step asks): a prefill of several prompts wants the last
+  // row of each prompt that it completes.
+  const int32_t* logit_rows = nullptr;
+  int64_t n_logit_rows = 0;
 };
 
 class Backend {

@@ -69,7 +69,11 @@ int serve(ServeOptions& o) {
     model = Model::load(o.model, *backend);
     if (o.sched.context == 0) o.sched.context = std::min<int64_t>(model->hparams().context, 4096);
     // A GPU prefills thousands of tokens in the time of a few decode steps; a CPU does not.
-    if (o.sched.prefill_chunk == 0) o.sched.prefill_chunk = backend->name().rfind("cuda", 0) == 0 ? 2048 : 256;
+    const bool gpu = backend->name().rfind("cuda", 0) == 0;
+    if (o.sched.prefill_chunk == 0) o.sched.prefill_chunk = gpu ? 2048 : 256;
+    // Several prompts per prefill pass on a GPU (a burst of arrivals gets its first tokens in
+    // one pass); one on the CPU, where a pass of another length may round differently.
+    if (o.sched.prefill_seqs == 0) o.sched.prefill_seqs = gpu ? 64 : 1;
     if (o.kv_memory > 0) {
       const HParams& hp = model->hparams();
       const uint64_t block_bytes = 2ull * 4 * uint64_t(hp.n_layers) * uint64_t(hp.n_kv_heads) *
@@ -110,6 +114,7 @@ Action add_serve(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   o->sched.context = 0;
   o->sched.prefill_chunk = 0;
+  o->sched.prefill_seqs = 0;
   app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
   app.add_option("--host", o->http.host, "address to listen on")->capture_default_str();
   app.add_option("--port", o->http.port, "port to listen on (0: any free port)")->capture_default_str();
@@ -123,6 +128,7 @@ Action add_serve(CLI::App& app) {
   app.add_flag("--no-prefix-cache", o->no_prefix_cache, "do not share KV blocks between prompts with a common prefix");
   app.add_option("--queue", o->sched.max_queue, "requests that may wait for a slot")->capture_default_str();
   app.add_option("--prefill-chunk", o->sched.prefill_chunk, "prompt tokens per scheduler step (default: 2048 on a GPU, 256 on the CPU)");
+  app.add_option("--prefill-seqs", o->sched.prefill_seqs, "prompts that may share a prefill pass (default: 64 on a GPU, 1 on the CPU)");
   app.add_option("--max-body", o->http.max_body_bytes, "largest request body in bytes")->capture_default_str();
   app.add_option("--max-connections", o->http.max_connections, "open client connections at most (more get a 503)")
       ->capture_default_str();

@@ -87,28 +87,48 @@ void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const 
 }
 
 int32_t ModelRunner::prefill(const int32_t* tokens, int64_t n, int32_t pos0, int32_t seq, const RowSampling& params) {
-  std::vector<int32_t> pos(static_cast<size_t>(n)), seqs(static_cast<size_t>(n), seq);
-  for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = pos0 + int32_t(i);
-  t_.check_inputs(tokens, pos.data(), seqs.data(), n, kv_);
+  return prefill({PrefillPart{tokens, n, pos0, seq, true, params}}).at(0);
+}
+
+std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts) {
+  // Host staging: tokens | positions | seqs of every part, then the rows to sample.
+  int64_t n = 0;
+  for (const PrefillPart& p : parts) n += p.n;
+  if (parts.empty() || n < 1) throw Error(ErrorCode::kInternal, "an empty prefill");
+  std::vector<int32_t> ints(static_cast<size_t>(n) * 3), rows;
+  int64_t at = 0;
+  int sampled = 0;
+  for (const PrefillPart& p : parts) {
+    std::copy(p.tokens, p.tokens + p.n, ints.begin() + at);
+    for (int64_t i = 0; i < p.n; ++i) ints[size_t(n + at + i)] = p.pos0 + int32_t(i), ints[size_t(2 * n + at + i)] = p.seq;
+    at += p.n;
+    if (p.sample) {
+      if (sampled == capacity_) throw Error(ErrorCode::kInternal, "more sampled prefill rows than the runner holds");
+      host_.params[size_t(sampled++)] = p.params;
+      rows.push_back(int32_t(at - 1));
+    }
+  }
+  t_.check_inputs(ints.data(), ints.data() + n, ints.data() + 2 * n, n, kv_);
   t_.reserve(n);
-  // Prefill inputs go through the transformer's own buffers (sized for n); the sampling
-  // settings and the id through this runner's.
-  std::vector<int32_t> ints(static_cast<size_t>(n) * 3);
-  std::copy(tokens, tokens + n, ints.begin());
-  std::copy(pos.begin(), pos.end(), ints.begin() + n);
-  std::copy(seqs.begin(), seqs.end(), ints.begin() + 2 * n);
-  auto* buf = static_cast<int32_t*>(be_.alloc_bytes(uint64_t(n) * 12));
+  // One part keeps the plain path (the last row's logits), as a prompt run alone does.
+  const bool gather = parts.size() > 1 && !rows.empty();
+  if (gather) ints.insert(ints.end(), rows.begin(), rows.end());
+  // Prefill inputs go through a buffer sized for n; the sampling settings and the ids
+  // through this runner's.
+  auto* buf = static_cast<int32_t*>(be_.alloc_bytes(uint64_t(ints.size()) * 4));
   try {
-    be_.copy_from_host(ints.data(), buf, uint64_t(n) * 12);
-    host_.params[0] = params;
-    be_.copy_from_host(host_.params.data(), params_, sizeof(RowSampling));
-    StepInputs in{buf, buf + n, buf + 2 * n, true};
+    be_.copy_from_host(ints.data(), buf, uint64_t(ints.size()) * 4);
+    be_.copy_from_host(host_.params.data(), params_, uint64_t(std::max(sampled, 1)) * sizeof(RowSampling));
+    StepInputs in{buf, buf + n, buf + 2 * n, parts.size() == 1};
+    if (gather) in.logit_rows = buf + 3 * n, in.n_logit_rows = int64_t(rows.size());
     logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
-    be_.sample(logits_, 1, t_.hparams().vocab, params_, ids_);
-    int32_t id = 0;
-    be_.copy_to_host(ids_, &id, 4);
+    std::vector<int32_t> ids(static_cast<size_t>(sampled));
+    if (sampled > 0) {
+      be_.sample(logits_, sampled, t_.hparams().vocab, params_, ids_);
+      be_.copy_to_host(ids_, ids.data(), uint64_t(sampled) * 4);
+    }
     be_.release_bytes(buf);
-    return id;
+    return ids;
   } catch (...) {
     be_.release_bytes(buf);
     throw;

@@ -34,6 +34,20 @@ class ModelRunner {
   // after them on the backend.
   int32_t prefill(const int32_t* tokens, int64_t n, int32_t pos0, int32_t seq, const RowSampling& params);
 
+  // One part of a prefill pass: n prompt tokens of sequence `seq` from position pos0; with
+  // `sample`, the token after them is drawn under `params`.
+  struct PrefillPart {
+    const int32_t* tokens = nullptr;
+    int64_t n = 0;
+    int32_t pos0 = 0;
+    int32_t seq = 0;
+    bool sample = false;
+    RowSampling params;
+  };
+  // Prefills several sequences' parts in one forward pass (at most max_batch of them
+  // sampled); returns the sampled ids in order, their logits rows in logits().
+  std::vector<int32_t> prefill(const std::vector<PrefillPart>& parts);
+
   int max_batch() const { return max_batch_; }
   // Backend memory: the last step's logits, one row of `vocab` per batch row (decode), or
   // the last prompt token's row (prefill); valid until the next step.

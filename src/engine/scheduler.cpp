@@ -247,31 +247,47 @@ void Scheduler::admit() {
 
 bool Scheduler::needs_host_logits(const Sequence& s) const { return s.host_sampler || s.req->logprobs >= 0; }
 
-// One chunk of the first sequence still prefilling (FIFO), so decode steps keep flowing.
+// Up to prefill_chunk prompt tokens this step, from the sequences still prefilling in
+// arrival order (at most prefill_seqs of them, in one forward pass), so decode steps keep
+// flowing between chunks.
 void Scheduler::prefill_one() {
+  std::vector<ModelRunner::PrefillPart> parts;
+  std::vector<Sequence*> seqs;
+  int64_t budget = opts_.prefill_chunk;
+  const size_t max_parts = size_t(std::clamp(opts_.prefill_seqs, 1, runner_->max_batch()));
   for (auto& sp : running_) {
     Sequence& s = *sp;
+    if (budget == 0 || parts.size() == max_parts) break;
     if (s.slot < 0 || s.prompt_done()) continue;
     const std::vector<int32_t>& prompt = s.req->prompt;
-    const int64_t n = std::min(opts_.prefill_chunk, int64_t(prompt.size()) - s.prefilled);
-    const int32_t id = runner_->prefill(prompt.data() + s.prefilled, n, int32_t(s.prefilled), s.slot, s.params());
-    s.prefilled += n;
+    const int64_t n = std::min(budget, int64_t(prompt.size()) - s.prefilled);
+    const bool last = s.prefilled + n == int64_t(prompt.size());
+    parts.push_back({prompt.data() + s.prefilled, n, int32_t(s.prefilled), s.slot, last, s.params()});
+    seqs.push_back(&s);
+    budget -= n;
+  }
+  if (parts.empty()) return;
+  const std::vector<int32_t> ids = runner_->prefill(parts);
+  size_t row = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Sequence& s = *seqs[i];
+    const std::vector<int32_t>& prompt = s.req->prompt;
+    s.prefilled += parts[i].n;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      stats_.prompt_tokens += uint64_t(n);
+      stats_.prompt_tokens += uint64_t(parts[i].n);
     }
-    if (s.prompt_done()) {
-      if (opts_.prefix_cache) pool_->publish(s.blocks, prompt, int64_t(prompt.size()) / opts_.block_size);
-      s.pos = s.prefilled;
-      const float* row = nullptr;
-      if (needs_host_logits(s)) {
-        model_.transformer().backend().to_host(runner_->logits(), host_row_.data(), vocab_);
-        row = host_row_.data();
-      }
-      if (s.req->opts.max_tokens == 0) finish(s, "length");
-      else accept(s, id, row);
+    if (!s.prompt_done()) continue;
+    if (opts_.prefix_cache) pool_->publish(s.blocks, prompt, int64_t(prompt.size()) / opts_.block_size);
+    s.pos = s.prefilled;
+    const float* logits = nullptr;
+    if (needs_host_logits(s)) {
+      model_.transformer().backend().to_host(runner_->logits() + int64_t(row) * vocab_, host_row_.data(), vocab_);
+      logits = host_row_.data();
     }
-    break;
+    const int32_t id = ids.at(row++);
+    if (s.req->opts.max_tokens == 0) finish(s, "length");
+    else accept(s, id, logits);
   }
   std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
 }

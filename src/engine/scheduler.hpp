@@ -1,8 +1,8 @@
 // Continuous batching (nano-vllm's Scheduler): one engine thread runs step() in a loop.
-// Each step admits waiting requests into free sequence slots, prefills one chunk of one
-// prompt (so a long prompt never stalls the running streams for more than a chunk), then
-// decodes one token for every sequence whose prompt is in the cache, as one batch through
-// the ModelRunner (the captured-graph path on a GPU). Requests join and leave the batch at
+// Each step admits waiting requests into free sequence slots, prefills one chunk of prompt
+// tokens (of one or several prompts; a long prompt never stalls the running streams for
+// more than a chunk), then decodes one token for every sequence whose prompt is in the
+// cache, as one batch through the ModelRunner (the captured-graph path on a GPU). Requests join and leave the batch at
 // any step; a cancelled request frees its blocks at the next one.
 //
 // KV memory is one pool of fixed-size blocks (KvBlockPool over the backend's paged cache).
@@ -38,6 +38,10 @@ struct SchedulerOptions {
   int64_t kv_blocks = 0;        // blocks in the KV pool (0: parallel x context's worth)
   int block_size = 16;          // positions per KV block
   bool prefix_cache = true;     // share the full blocks of common prompt prefixes
+  // Sequences whose prompt chunks share one prefill pass. More makes a burst of arrivals
+  // reach its first tokens sooner; 1 keeps each prompt's pass the same as alone (on the
+  // CPU backend a pass of a different length may round differently).
+  int prefill_seqs = 1;
 };
 
 struct SchedulerStats {

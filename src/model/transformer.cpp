@@ -127,8 +127,20 @@ const float* Transformer::forward_step(const StepInputs& in, int64_t n, KvCache&
   for (int il = 0; il < hp_.n_layers; ++il) layer(il, n, in, kv);
 
   // Only the rows whose logits are wanted go through the output head.
-  const int64_t first = all_logits ? 0 : n - 1, rows = n - first;
-  backend_.rmsnorm(x_ + first * H, rows, output_norm_, hp_.norm_eps, h_);
+  int64_t rows = 0;
+  if (in.logit_rows) {  // gathered into h_ (embed over the hidden rows as a float32 table)
+    DeviceWeight hidden;
+    hidden.name = "hidden";
+    hidden.rows = n, hidden.cols = H, hidden.row_bytes = uint64_t(H) * 4;
+    hidden.data = x_;
+    rows = in.n_logit_rows;
+    backend_.embed(hidden, in.logit_rows, rows, 1.f, h_);
+    backend_.rmsnorm(h_, rows, output_norm_, hp_.norm_eps, h_);
+  } else {
+    const int64_t first = all_logits ? 0 : n - 1;
+    rows = n - first;
+    backend_.rmsnorm(x_ + first * H, rows, output_norm_, hp_.norm_eps, h_);
+  }
   cb("result_norm", -1, h_, rows, H);
   backend_.matmul(h_, rows, output_, logits_);
   cb("result_output", -1, logits_, rows, hp_.vocab);

@@ -239,6 +239,29 @@ TEST_F(SchedulerTest, SharedPrefixSkipsItsPrefillAndGivesTheSameTokens) {
   EXPECT_NE(second.tokens, third.tokens);
 }
 
+TEST_F(SchedulerTest, PromptsPrefilledTogetherMatchTheSameRequestAlone) {
+  // Up to 8 prompts share a prefill pass of at most 64 tokens (the CPU's int8 path, where a
+  // token's result does not depend on the others): the same tokens as each request alone.
+  std::vector<std::unique_ptr<Tracked>> runs;
+  {
+    SchedulerOptions o{8, 256, 64, 64};
+    o.prefill_seqs = 8;
+    Scheduler s(*model_, o);
+    for (int i = 0; i < 16; ++i) {
+      runs.push_back(std::make_unique<Tracked>(prompt_for(i), 6));
+      ASSERT_TRUE(s.submit(runs.back()->req));
+    }
+    for (auto& r : runs) r->wait();
+    EXPECT_EQ(s.stats().prompt_tokens, [&] {
+      uint64_t n = 0;
+      for (auto& r : runs) n += r->req->prompt.size();
+      return n;
+    }());
+  }
+  for (size_t i = 0; i < runs.size(); ++i)
+    EXPECT_EQ(runs[i]->tokens, alone(*model_, prompt_for(int(i)), 6)) << "request " << i;
+}
+
 TEST_F(SchedulerTest, PrefixCacheCanBeTurnedOff) {
   SchedulerOptions o{1, 256, 16, 8};
   o.prefix_cache = false;
