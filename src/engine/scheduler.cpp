@@ -169,7 +169,7 @@ bool Scheduler::step() {
 
 int64_t Scheduler::blocks_needed(const Request& r) const {
   const int64_t positions = std::min<int64_t>(int64_t(r.prompt.size()) + std::max(r.opts.max_tokens, 0), opts_.context);
-  return (positions + opts_.block_size - 1) / opts_.block_size;
+  return pool_->blocks_for(positions);
 }
 
 void Scheduler::publish_stats() {

@@ -118,12 +118,6 @@ void HttpServer::routes() {
   httplib::Server& s = *http_;
   const size_t threads = opts_.threads > 0 ? size_t(opts_.threads) : 64;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second server bind the same
-  // port and silently take half the connections.
-  s.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
   s.set_payload_max_length(opts_.max_body_bytes);
   // Only the gate connects, with whole requests and one request per connection.
   s.set_read_timeout(5, 0);
