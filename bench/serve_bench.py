@@ -5,7 +5,10 @@ of `brisk serve` at several numbers of concurrent streams.
 Each stream sends completions requests of exactly --prompt tokens (a token-id prompt) and
 --gen generated tokens (ignore_eos), streamed; a level runs until every stream has done
 --requests requests. TTFT is request start -> first token chunk; ITL is the gap between
-consecutive token chunks; aggregate tokens/s is all generated tokens / the level's wall time.
+consecutive token chunks; aggregate tokens/s is all generated tokens / the level's wall time
+(prefills, queueing and the ramp up and down included); decode tokens/s counts the tokens
+streamed while every request of the first wave is decoding (from the last first token of
+that wave to its first last token), i.e. the steady rate at that many concurrent streams.
 
     python3 bench/serve_bench.py -m MODEL [--device cuda] [--levels 1,8,32,64] [--json out.jsonl]
     python3 bench/serve_bench.py --url http://127.0.0.1:8080     # a server already running
@@ -58,8 +61,13 @@ def level(url, streams, requests, prompt_len, gen, vocab):
     ttft = [ts[0] - t0 for t0, ts in results if ts]
     itl = [b - a for _, ts in results for a, b in zip(ts, ts[1:])]
     tokens = sum(len(ts) for _, ts in results)
+    first_wave = [ts for _, ts in results[:streams] if ts]
+    t1, t2 = max(ts[0] for ts in first_wave), min(ts[-1] for ts in first_wave)
+    steady = sum(t1 <= t <= t2 for _, ts in results for t in ts)
+    decode_tok_s = (steady - 1) / (t2 - t1) if t2 > t1 and steady > 1 else float("nan")
     return {"streams": streams, "requests": len(jobs), "prompt": prompt_len, "gen": gen, "wall_s": wall,
             "tokens": tokens, "agg_tok_s": tokens / wall,
+            "decode_tok_s": decode_tok_s, "steady_s": max(t2 - t1, 0.0),
             "ttft_p50_ms": pct(ttft, 50) * 1e3, "ttft_p99_ms": pct(ttft, 99) * 1e3,
             "itl_p50_ms": pct(itl, 50) * 1e3, "itl_p99_ms": pct(itl, 99) * 1e3}
 
@@ -116,12 +124,13 @@ def main():
             rows.append(r)
             print(f"batching: {r['identical']} of {r['requests']} greedy requests identical alone and together; "
                   f"the others part at tokens {r['first_difference_at']}", flush=True)
-        print("| streams | requests | aggregate tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | ITL p99 ms |")
-        print("|---|---|---|---|---|---|---|")
+        print("| streams | requests | aggregate tok/s | decode tok/s | TTFT p50 ms | TTFT p99 ms | ITL p50 ms | "
+              "ITL p99 ms |")
+        print("|---|---|---|---|---|---|---|---|")
         for n in levels:
             r = level(url, n, a.requests, a.prompt, a.gen, a.vocab)
             rows.append(r)
-            print(f"| {n} | {r['requests']} | {r['agg_tok_s']:.1f} | {r['ttft_p50_ms']:.0f} | {r['ttft_p99_ms']:.0f} | "
+            print(f"| {n} | {r['requests']} | {r['agg_tok_s']:.1f} | {r['decode_tok_s']:.1f} | {r['ttft_p50_ms']:.0f} | {r['ttft_p99_ms']:.0f} | "
                   f"{r['itl_p50_ms']:.1f} | {r['itl_p99_ms']:.1f} |", flush=True)
         if a.json:
             with open(a.json, "a") as f:

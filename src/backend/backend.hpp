@@ -125,6 +125,9 @@ class Backend {
   // Make a weight resident. The CPU backend keeps the caller's memory (zero copy), so the
   // view's data must outlive the backend's use of it.
   virtual DeviceWeight upload(const WeightView& w) = 0;
+  // Uploads several weights (absent ones stay absent). A backend may place them end to end
+  // so that one product covers them all (q/k/v, gate/up); by default one by one.
+  virtual void upload_adjacent(const WeightView* const* ws, int count, DeviceWeight* out);
 
   // Raw backend memory (activations, step inputs); copies between it and the host.
   virtual void* alloc_bytes(uint64_t bytes) = 0;
@@ -188,6 +191,10 @@ class Backend {
   virtual void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
                       int32_t* ids) = 0;
 
+  // tokens[i] = prev[from[i]] wherever from[i] >= 0, n rows: the next step's input tokens
+  // taken from the ids the previous step sampled, which the host has not read yet.
+  virtual void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) = 0;
+
   // Step capture: a backend that can record the ops of a step and replay them (CUDA graphs).
   // Between begin and end nothing may allocate or copy to or from the host.
   virtual bool can_capture() const { return false; }
@@ -201,6 +208,8 @@ class Backend {
   virtual uint64_t memory_peak() const { return 0; }
   virtual double measure_bandwidth() { return 0; }
   virtual double measure_matmul_rate() { return 0; }
+  // Marks the span a profiler attached from outside records (Nsight's --profile-from-start off).
+  virtual void profile(bool on) {}
 };
 
 // The inverse frequencies of a rope configuration, one per rotated pair (head_dim / 2),

@@ -22,6 +22,7 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return name_; }
   DeviceWeight upload(const WeightView& w) override;
+  void upload_adjacent(const WeightView* const* ws, int count, DeviceWeight* out) override;
   void* alloc_bytes(uint64_t bytes) override;
   void release_bytes(void* p) override;
   void copy_to_host(const void* src, void* host_dst, uint64_t bytes) override;
@@ -45,6 +46,7 @@ class CudaBackend final : public Backend {
                  const int32_t* seqs, const AttentionConfig& cfg, float* out) override;
   void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) override;
   void add(float* x, const float* y, int64_t n) override;
+  void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) override;
   void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) override;
 
   bool can_capture() const override { return true; }
@@ -54,12 +56,17 @@ class CudaBackend final : public Backend {
   uint64_t memory_peak() const override { return peak_bytes_; }
   uint64_t memory_in_use() const override { return live_bytes_; }
   double measure_bandwidth() override;
+  void profile(bool on) override;
   double measure_matmul_rate() override;
 
   static GpuMatrix matrix(const DeviceWeight& w);
 
  private:
   void* device_alloc(uint64_t bytes, const std::string& what);
+  DeviceWeight describe(const WeightView& w) const;  // checks w; no data yet
+  void copy_rows(const WeightView& w, const DeviceWeight& d, uint8_t* dst);
+  const void* gemm_input(const float* x, int64_t n, const DeviceWeight& w);
+  void gemm(const void* xs, int64_t n, const DeviceWeight& w, int64_t rows, float* y, bool accumulate);
   bool use_gemv(const DeviceWeight& w, int64_t n) const;
   // x quantized for the integer GEMV when w's format has one (null: float products).
   const Q8Activations* quantized_input(const DeviceWeight& w, const float* x, int64_t n);
