@@ -67,6 +67,10 @@ void Backend::set_kv_blocks(KvCache& kv, int seq, const int32_t* blocks, int cou
   copy_from_host(blocks, kv.table + int64_t(seq) * kv.blocks_per_seq, uint64_t(count) * 4);
 }
 
+void Backend::upload_adjacent(const WeightView* const* ws, int count, DeviceWeight* out) {
+  for (int i = 0; i < count; ++i) out[i] = ws[i]->data ? upload(*ws[i]) : DeviceWeight{};
+}
+
 void Backend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
                            const DeviceWeight* const* biases, int count) {
   for (int i = 0; i < count; ++i) matmul(x, n, *ws[i], ys[i], biases[i]);

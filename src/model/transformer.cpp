@@ -15,9 +15,10 @@ Transformer::Transformer(const HParams& hp, WeightSet& ws, Backend& backend) : h
   for (const auto& l : ws.layers) {
     DeviceLayer d;
     d.attn_norm = up(l.attn_norm);
-    d.wq = up(l.wq);
-    d.wk = up(l.wk);
-    d.wv = up(l.wv);
+    const WeightView* qkv[3] = {&l.wq, &l.wk, &l.wv};
+    DeviceWeight qkv_d[3];
+    backend_.upload_adjacent(qkv, 3, qkv_d);
+    d.wq = qkv_d[0], d.wk = qkv_d[1], d.wv = qkv_d[2];
     d.wo = up(l.wo);
     d.bq = up(l.bq);
     d.bk = up(l.bk);
@@ -26,8 +27,10 @@ Transformer::Transformer(const HParams& hp, WeightSet& ws, Backend& backend) : h
     d.k_norm = up(l.k_norm);
     d.post_attn_norm = up(l.post_attn_norm);
     d.ffn_norm = up(l.ffn_norm);
-    d.w_gate = up(l.w_gate);
-    d.w_up = up(l.w_up);
+    const WeightView* gate_up[2] = {&l.w_gate, &l.w_up};
+    DeviceWeight gate_up_d[2];
+    backend_.upload_adjacent(gate_up, 2, gate_up_d);
+    d.w_gate = gate_up_d[0], d.w_up = gate_up_d[1];
     d.w_down = up(l.w_down);
     d.post_ffn_norm = up(l.post_ffn_norm);
     layers_.push_back(d);

@@ -14,6 +14,7 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kMaxGroup = 8;
+constexpr int kUnroll = 4;  // positions a warp loads before using any
 
 // D: head dimensions per lane (the head size is at most 32 * D; lanes past it idle).
 template <int D>
@@ -46,27 +47,46 @@ __global__ void __launch_bounds__(kWarps * 32)
       acc[g][d] = 0.f;
     }
   }
-  for (int64_t j = j0 + warp; j < j1; j += kWarps) {
-    float kv[D], vv[D];
-    const int64_t row = pages.row(seq, kvh, j);
-    const float* kr = kc + row + lane * D;
-    const float* vr = vc + row + lane * D;
+  // Each warp takes kUnroll consecutive positions at a time: their K and V rows are all in
+  // flight before any is used, and one rescale of the running sums covers the group.
+  for (int64_t jb = j0 + int64_t(warp) * kUnroll; jb < j1; jb += kWarps * kUnroll) {
+    float kv[kUnroll][D], vv[kUnroll][D];
 #pragma unroll
-    for (int d = 0; d < D; ++d) {
-      const bool in = lane * D + d < HD;
-      kv[d] = in ? __ldg(kr + d) : 0.f, vv[d] = in ? __ldg(vr + d) : 0.f;
+    for (int u = 0; u < kUnroll; ++u) {
+      const bool valid = jb + u < j1;
+      const int64_t row = valid ? pages.row(seq, kvh, jb + u) : 0;
+      const float* kr = kc + row + lane * D;
+      const float* vr = vc + row + lane * D;
+#pragma unroll
+      for (int d = 0; d < D; ++d) {
+        const bool in = valid && lane * D + d < HD;
+        kv[u][d] = in ? __ldg(kr + d) : 0.f, vv[u][d] = in ? __ldg(vr + d) : 0.f;
+      }
     }
 #pragma unroll
     for (int g = 0; g < kMaxGroup; ++g) {
       if (g >= ng) break;
-      float sc = 0.f;
+      float sc[kUnroll];
+      float mn = m[g];
 #pragma unroll
-      for (int d = 0; d < D; ++d) sc += qv[g][d] * kv[d];
-      sc = warp_sum(sc);
-      const float mn = fmaxf(m[g], sc), corr = __expf(m[g] - mn), pj = __expf(sc - mn);
-      l[g] = l[g] * corr + pj;
+      for (int u = 0; u < kUnroll; ++u) {
+        float dot = 0.f;
 #pragma unroll
-      for (int d = 0; d < D; ++d) acc[g][d] = acc[g][d] * corr + pj * vv[d];
+        for (int d = 0; d < D; ++d) dot += qv[g][d] * kv[u][d];
+        sc[u] = jb + u < j1 ? warp_sum(dot) : -FLT_MAX;
+        mn = fmaxf(mn, sc[u]);
+      }
+      const float corr = __expf(m[g] - mn);
+      l[g] *= corr;
+#pragma unroll
+      for (int d = 0; d < D; ++d) acc[g][d] *= corr;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const float pj = jb + u < j1 ? __expf(sc[u] - mn) : 0.f;
+        l[g] += pj;
+#pragma unroll
+        for (int d = 0; d < D; ++d) acc[g][d] += pj * vv[u][d];
+      }
       m[g] = mn;
     }
   }
@@ -145,8 +165,10 @@ void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, cons
 
 }  // namespace
 
+// Enough blocks to fill the GPU several times over (~1024), so even a batch of short
+// contexts keeps many rows in flight; a split of a short context may be empty.
 int attention_decode_splits(int64_t n, int n_kv_heads) {
-  int64_t s = 256 / std::max<int64_t>(1, n * n_kv_heads);
+  int64_t s = 1024 / std::max<int64_t>(1, n * n_kv_heads);
   return int(std::min<int64_t>(kMaxSplits, std::max<int64_t>(1, s)));
 }
 

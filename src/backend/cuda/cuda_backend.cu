@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_backend_impl.hpp"
 
+#include <cuda_profiler_api.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -27,7 +29,7 @@ bool& pdl_enabled() {
 
 namespace {
 
-enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotCount };
+enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotFused, kSlotCount };
 
 std::string mib(uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; }
 
@@ -156,7 +158,7 @@ GpuMatrix CudaBackend::matrix(const DeviceWeight& w) {
   return m;
 }
 
-DeviceWeight CudaBackend::upload(const WeightView& w) {
+DeviceWeight CudaBackend::describe(const WeightView& w) const {
   auto file_rb = dtype_bytes(w.dtype, uint64_t(w.cols));
   if (!file_rb) throw Error(ErrorCode::kFormat, "row is not whole blocks", w.name);
   layout_of(w.dtype);  // throws for a dtype without kernels
@@ -166,18 +168,52 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
   if (plain && w.rows > 1 && w.cols % 8 != 0)
     throw Error(ErrorCode::kUnsupported, "the CUDA backend needs matrix rows of a multiple of 8 elements, not " +
                                              std::to_string(w.cols), w.name);
-  DeviceWeight d{w.name, w.dtype, w.rows, w.cols, gpu_row_bytes(w.dtype, w.cols, *file_rb), nullptr, nullptr};
-  auto* dst = static_cast<uint8_t*>(device_alloc(d.row_bytes * uint64_t(w.rows), "weight " + w.name));
-  uploads_.push_back(dst);
+  return DeviceWeight{w.name, w.dtype, w.rows, w.cols, gpu_row_bytes(w.dtype, w.cols, *file_rb), nullptr, nullptr};
+}
+
+// Repacks w's rows (gpu_row_bytes apart) into dst through the pinned staging buffer.
+void CudaBackend::copy_rows(const WeightView& w, const DeviceWeight& d, uint8_t* dst) {
+  const uint64_t file_rb = *dtype_bytes(w.dtype, uint64_t(w.cols));
   const auto* src = static_cast<const uint8_t*>(w.data);
   const int64_t chunk = std::max<int64_t>(1, int64_t(kStagingBytes / std::max<uint64_t>(d.row_bytes, 1)));
   for (int64_t r = 0; r < w.rows; r += chunk) {
     const int64_t n = std::min(chunk, w.rows - r);
-    repack_rows(w.dtype, src + uint64_t(r) * *file_rb, *file_rb, static_cast<uint8_t*>(staging_), d.row_bytes, n,
+    repack_rows(w.dtype, src + uint64_t(r) * file_rb, file_rb, static_cast<uint8_t*>(staging_), d.row_bytes, n,
                 w.cols);
     BRISK_CUDA_CHECK(cudaMemcpy(dst + uint64_t(r) * d.row_bytes, staging_, uint64_t(n) * d.row_bytes,
                                 cudaMemcpyHostToDevice));
   }
+}
+
+// 16-bit matrices of one width go end to end in one allocation: the GEMM path then runs one
+// product over all of them (matmul_multi), which small matrices (k, v) need to fill the GPU.
+void CudaBackend::upload_adjacent(const WeightView* const* ws, int count, DeviceWeight* out) {
+  bool adjacent = count > 1;
+  for (int i = 0; i < count && adjacent; ++i)
+    adjacent = ws[i]->data && (ws[i]->dtype == DType::BF16 || ws[i]->dtype == DType::F16) &&
+               ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols && ws[i]->rows > 1;
+  if (!adjacent) return Backend::upload_adjacent(ws, count, out);
+  uint64_t total = 0;
+  for (int i = 0; i < count; ++i) {
+    out[i] = describe(*ws[i]);
+    total += out[i].row_bytes * uint64_t(out[i].rows);
+  }
+  auto* dst = static_cast<uint8_t*>(device_alloc(total, "weights " + ws[0]->name + " and the next"));
+  uploads_.push_back(dst);
+  for (int i = 0; i < count; ++i) {
+    copy_rows(*ws[i], out[i], dst);
+    out[i].data = dst;
+    dst += out[i].row_bytes * uint64_t(out[i].rows);
+  }
+}
+
+DeviceWeight CudaBackend::upload(const WeightView& w) {
+  DeviceWeight d = describe(w);
+  const uint64_t file_rb = *dtype_bytes(w.dtype, uint64_t(w.cols));
+  auto* dst = static_cast<uint8_t*>(device_alloc(d.row_bytes * uint64_t(w.rows), "weight " + w.name));
+  uploads_.push_back(dst);
+  const auto* src = static_cast<const uint8_t*>(w.data);
+  copy_rows(w, d, dst);
   d.data = dst;
   if (w.dtype == DType::Q8_0) {  // the blocks' f16 scales, as floats [rows][cols / 32]
     const int64_t groups = w.cols / 32;
@@ -190,7 +226,7 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
       for (int64_t i = 0; i < n; ++i)
         for (int64_t b = 0; b < groups; ++b) {
           uint16_t h;
-          std::memcpy(&h, src + uint64_t(r + i) * *file_rb + b * 34, 2);
+          std::memcpy(&h, src + uint64_t(r + i) * file_rb + b * 34, 2);
           out[i * groups + b] = __half2float(__ushort_as_half(h));
         }
       BRISK_CUDA_CHECK(cudaMemcpy(scales + r * groups, staging_, uint64_t(n * groups) * 4, cudaMemcpyHostToDevice));
@@ -282,54 +318,91 @@ void CudaBackend::rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, f
   cuda::rmsnorm(x, rows, w.cols, static_cast<const float*>(w.data), eps, out, stream_);
 }
 
-void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
-                         bool accumulate) {
-  const GpuMatrix m = matrix(w);
-  const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
-  if (use_gemv(w, n)) {
-    gemv(m, x, n, y, b, accumulate, stream_, quantized_input(w, x, n));
-    return;
-  }
+// x as the GEMM's input: 16-bit for the tensor cores, as it is (float32) in exact mode.
+const void* CudaBackend::gemm_input(const float* x, int64_t n, const DeviceWeight& w) {
+  if (exact_) return x;
+  void* x16 = scratch(scratch_slots_, kSlotX16, uint64_t(n * w.cols) * 2);
+  convert_activations(x, x16, n * w.cols, w.dtype == DType::F16, stream_);
+  return x16;
+}
+
+// y [n][rows] = xs W^T, W being `rows` rows from w's data on (more than w.rows covers the
+// matrices placed after it by upload_adjacent). Quantized weights are dequantized first.
+void CudaBackend::gemm(const void* xs, int64_t n, const DeviceWeight& w, int64_t rows, float* y, bool accumulate) {
   using Op = Gemm::Operands;
   const Op type = exact_ ? Op::F32 : w.dtype == DType::F16 ? Op::F16 : Op::BF16;
-  const void* xs = x;
-  if (!exact_) {
-    void* x16 = scratch(scratch_slots_, kSlotX16, uint64_t(n * w.cols) * 2);
-    convert_activations(x, x16, n * w.cols, type == Op::F16, stream_);
-    xs = x16;
-  }
   const void* ws = w.data;
   const bool direct = exact_ ? w.dtype == DType::F32 : (w.dtype == DType::BF16 || w.dtype == DType::F16);
   if (!direct) {
     void* dq = scratch(scratch_slots_, kSlotW16, uint64_t(w.rows * w.cols) * (exact_ ? 4 : 2));
-    dequantize_matrix(m, dq, exact_, stream_);
+    dequantize_matrix(matrix(w), dq, exact_, stream_);
     ws = dq;
   }
-  gemm_->run(ws, xs, y, w.rows, n, w.cols, type, accumulate);
+  gemm_->run(ws, xs, y, rows, n, w.cols, type, accumulate);
+}
+
+void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
+                         bool accumulate) {
+  const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
+  if (use_gemv(w, n)) {
+    gemv(matrix(w), x, n, y, b, accumulate, stream_, quantized_input(w, x, n));
+    return;
+  }
+  gemm(gemm_input(x, n, w), n, w, w.rows, y, accumulate);
   if (b) add_bias(y, b, n, w.rows, stream_);
 }
 
+// Several matrices of one format and width over the same x (q, k, v): one GEMV pass, or x
+// converted once for the GEMMs, one GEMM when the matrices lie end to end.
 void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
                                const DeviceWeight* const* biases, int count) {
-  bool same = use_gemv(*ws[0], n) && count <= 3;
+  bool same = count <= 3;
   for (int i = 1; i < count; ++i) same &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols;
   if (!same) return Backend::matmul_multi(x, n, ws, ys, biases, count);
-  GpuMatrix m[3];
-  const GpuMatrix* mp[3];
   const float* b[3];
-  for (int i = 0; i < count; ++i) {
-    m[i] = matrix(*ws[i]);
-    mp[i] = &m[i];
-    b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
+  for (int i = 0; i < count; ++i) b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
+  if (use_gemv(*ws[0], n)) {
+    GpuMatrix m[3];
+    const GpuMatrix* mp[3];
+    for (int i = 0; i < count; ++i) m[i] = matrix(*ws[i]), mp[i] = &m[i];
+    gemv_multi(mp, ys, b, count, x, n, false, stream_, quantized_input(*ws[0], x, n));
+    return;
   }
-  gemv_multi(mp, ys, b, count, x, n, false, stream_, quantized_input(*ws[0], x, n));
+  const void* xs = gemm_input(x, n, *ws[0]);
+  bool adjacent = !exact_ && count > 1;
+  for (int i = 1; i < count; ++i)
+    adjacent &= ws[i]->data == static_cast<const uint8_t*>(ws[i - 1]->data) + ws[i - 1]->rows * ws[i - 1]->row_bytes;
+  if (adjacent) {
+    RowSplit parts;
+    parts.count = count;
+    int64_t total = 0;
+    for (int i = 0; i < count; ++i) {
+      parts.rows[i] = ws[i]->rows, parts.outs[i] = ys[i], parts.biases[i] = b[i];
+      total += ws[i]->rows;
+    }
+    auto* y = static_cast<float*>(scratch(scratch_slots_, kSlotFused, uint64_t(n * total) * 4));
+    gemm(xs, n, *ws[0], total, y, false);
+    split_rows(y, n, parts, stream_);
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    gemm(xs, n, *ws[i], ws[i]->rows, ys[i], false);
+    if (b[i]) add_bias(ys[i], b[i], n, ws[i]->rows, stream_);
+  }
 }
 
 void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
                                Activation act, float* out, float* scratch) {
-  if (!use_gemv(gate, n) || gate.dtype != up.dtype || gate.rows != up.rows)
+  if (gate.dtype != up.dtype || gate.rows != up.rows || gate.cols != up.cols)
     return Backend::matmul_gated(x, n, gate, up, act, out, scratch);
-  gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
+  if (use_gemv(gate, n)) {
+    gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
+    return;
+  }
+  const void* xs = gemm_input(x, n, gate);  // converted once for both products
+  gemm(xs, n, gate, gate.rows, out, false);
+  gemm(xs, n, up, up.rows, scratch, false);
+  act_mul(out, scratch, n * gate.rows, act, out);
 }
 
 const float* CudaBackend::inv_freq(const RopeConfig& cfg) {
@@ -374,6 +447,10 @@ void CudaBackend::act_mul(const float* gate, const float* up, int64_t n, Activat
 
 void CudaBackend::add(float* x, const float* y, int64_t n) { cuda::add(x, y, n, stream_); }
 
+void CudaBackend::take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) {
+  cuda::take_tokens(tokens, from, prev, n, stream_);
+}
+
 void CudaBackend::sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
                          int32_t* ids) {
   cuda::sample(logits, rows, vocab, params, ids, stream_);
@@ -399,6 +476,11 @@ int CudaBackend::end_capture() {
 void CudaBackend::replay(int graph) {
   if (graph < 0 || graph >= int(graphs_.size())) throw Error(ErrorCode::kInternal, "no such captured step");
   BRISK_CUDA_CHECK(cudaGraphLaunch(graphs_[size_t(graph)], stream_));
+}
+
+void CudaBackend::profile(bool on) {
+  BRISK_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  BRISK_CUDA_CHECK(on ? cudaProfilerStart() : cudaProfilerStop());
 }
 
 double CudaBackend::measure_bandwidth() {

@@ -58,6 +58,15 @@ void embed_rows(const GpuMatrix& w, const int32_t* ids, int64_t n, float scale, 
 // dst = float -> bf16 or f16 (f16 when to_half), n values.
 void convert_activations(const float* src, void* dst, int64_t n, bool to_half, cudaStream_t s);
 void add_bias(float* y, const float* bias, int64_t n, int64_t rows, cudaStream_t s);
+// The product of adjacent matrices, y [n][sum of rows], split into one output per matrix
+// (outs[i] [n][rows[i]]), each plus its bias where it has one. At most 3 parts.
+struct RowSplit {
+  int count = 0;
+  int64_t rows[3] = {};
+  float* outs[3] = {};
+  const float* biases[3] = {};
+};
+void split_rows(const float* y, int64_t n, const RowSplit& parts, cudaStream_t s);
 
 void rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s);
 void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s);
@@ -83,6 +92,7 @@ void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, c
 bool attention_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                        const int32_t* seqs, const AttentionConfig& cfg, float* out, int cc_major, cudaStream_t s);
 
+void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n, cudaStream_t s);
 void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids,
             cudaStream_t s);
 

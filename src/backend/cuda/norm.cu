@@ -112,6 +112,27 @@ __global__ void bias_kernel(float* y, const float* bias, int64_t total, int64_t 
   for (int64_t j = i; j < min(total, i + (vec4 ? 4 : 1)); ++j) y[j] += bias[j % rows];
 }
 
+// One thread per 4 columns of y when every part's width is a multiple of 4, else one per column.
+__global__ void split_rows_kernel(const float* y, int64_t n, int64_t total, RowSplit parts, bool vec4) {
+  pdl_wait();
+  pdl_launch_dependents();
+  const int64_t i = first_of(vec4);
+  if (i >= n * total) return;
+  const int64_t r = i / total;
+  int64_t c = i % total;
+  int p = 0;
+  while (p + 1 < parts.count && c >= parts.rows[p]) c -= parts.rows[p++];
+  float* out = parts.outs[p] + r * parts.rows[p] + c;
+  const float* b = parts.biases[p];
+  if (vec4) {
+    float4 v = *reinterpret_cast<const float4*>(y + i);
+    if (b) v.x += b[c], v.y += b[c + 1], v.z += b[c + 2], v.w += b[c + 3];
+    *reinterpret_cast<float4*>(out) = v;
+  } else {
+    *out = y[i] + (b ? b[c] : 0.f);
+  }
+}
+
 __global__ void convert_kernel(const float* src, void* dst, int64_t n, bool to_half, bool vec4) {
   pdl_wait();
   pdl_launch_dependents();
@@ -169,6 +190,17 @@ void add(float* x, const float* y, int64_t n, cudaStream_t s) {
 void add_bias(float* y, const float* bias, int64_t n, int64_t rows, cudaStream_t s) {
   const bool vec4 = rows % 4 == 0 && aligned16(y) && aligned16(bias);
   launch(bias_kernel, elementwise_blocks(n * rows, vec4), 256, 0, s, y, bias, n * rows, rows, vec4);
+  BRISK_LAUNCH_CHECK();
+}
+
+void split_rows(const float* y, int64_t n, const RowSplit& parts, cudaStream_t s) {
+  int64_t total = 0;
+  bool vec4 = aligned16(y);
+  for (int i = 0; i < parts.count; ++i) {
+    total += parts.rows[i];
+    vec4 &= parts.rows[i] % 4 == 0 && aligned16(parts.outs[i]);
+  }
+  launch(split_rows_kernel, elementwise_blocks(n * total, vec4), 256, 0, s, y, n, total, parts, vec4);
   BRISK_LAUNCH_CHECK();
 }
 
