@@ -25,13 +25,15 @@ ModelRunner::ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min
   while (top < max_batch) top *= 2;
   capacity_ = std::max<int64_t>(top, 1);
   t_.reserve(std::max<int64_t>(capacity_, min_scratch));
-  const uint64_t int_bytes = uint64_t(capacity_) * 4 * 4;  // tokens, positions, seqs, ids
+  const uint64_t int_bytes = uint64_t(capacity_) * 6 * 4;  // tokens, positions, seqs, from, ids, prefill ids
   dev_ = be_.alloc_bytes(int_bytes + uint64_t(capacity_) * sizeof(RowSampling));
   auto* ints = static_cast<int32_t*>(dev_);
   in_ = StepInputs{ints, ints + capacity_, ints + 2 * capacity_};
-  ids_ = ints + 3 * capacity_;
+  from_ = ints + 3 * capacity_;
+  ids_ = ints + 4 * capacity_;
+  prefill_ids_ = ints + 5 * capacity_;
   params_ = reinterpret_cast<RowSampling*>(static_cast<uint8_t*>(dev_) + int_bytes);
-  host_.ints.assign(size_t(capacity_) * 3, 0);
+  host_.ints.assign(size_t(capacity_) * 4, 0);
   host_.params.assign(size_t(capacity_), RowSampling{});
 }
 
@@ -50,19 +52,32 @@ void ModelRunner::run_step(int bucket) {
 
 void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
                          const RowSampling* params, int b, int32_t* ids) {
+  launch(tokens, nullptr, positions, seqs, params, b);
+  collect(ids);
+}
+
+void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions,
+                         const int32_t* seqs, const RowSampling* params, int b) {
   if (b < 1 || b > max_batch_) throw Error(ErrorCode::kInternal, "decode batch outside the runner's buckets");
-  t_.check_inputs(tokens, positions, seqs, b, kv_);
+  if (launched_ > 0) throw Error(ErrorCode::kInternal, "a decode step launched before the last was collected");
   const int bucket = bucket_for(b);
   int32_t* h = host_.ints.data();
+  bool any_prev = false;
   for (int i = 0; i < bucket; ++i) {
     const int src = std::min(i, b - 1);
-    h[i] = tokens[src];
+    const int32_t from = from_prev ? from_prev[src] : -1;
+    if (from >= max_batch_) throw Error(ErrorCode::kInternal, "a token taken from outside the last step");
+    any_prev |= from >= 0;
+    h[i] = from >= 0 ? 0 : tokens[src];  // a placeholder the device replaces
     h[capacity_ + i] = positions[src];
     h[2 * capacity_ + i] = seqs ? seqs[src] : 0;
+    h[3 * capacity_ + i] = from;
     host_.params[size_t(i)] = params[src];
   }
-  be_.copy_from_host(h, dev_, uint64_t(capacity_) * 3 * 4);
+  t_.check_inputs(h, h + capacity_, seqs ? h + 2 * capacity_ : nullptr, b, kv_);
+  be_.copy_from_host(h, dev_, uint64_t(capacity_) * 4 * 4);
   be_.copy_from_host(host_.params.data(), params_, uint64_t(capacity_) * sizeof(RowSampling));
+  if (any_prev) be_.take_tokens(in_.tokens, from_, ids_, bucket);
   Bucket& bk = buckets_[bucket];
   if (!use_graphs_ || bk.uses == 0) {
     run_step(bucket);  // the first run also sizes every scratch buffer the step uses
@@ -83,6 +98,13 @@ void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const 
     logits_ = bk.logits;
   }
   ++bk.uses;
+  launched_ = b;
+}
+
+void ModelRunner::collect(int32_t* ids) {
+  if (launched_ == 0) throw Error(ErrorCode::kInternal, "no decode step to collect");
+  const int b = launched_;
+  launched_ = 0;
   be_.copy_to_host(ids_, ids, uint64_t(b) * 4);
 }
 
@@ -124,8 +146,8 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
     logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
     std::vector<int32_t> ids(static_cast<size_t>(sampled));
     if (sampled > 0) {
-      be_.sample(logits_, sampled, t_.hparams().vocab, params_, ids_);
-      be_.copy_to_host(ids_, ids.data(), uint64_t(sampled) * 4);
+      be_.sample(logits_, sampled, t_.hparams().vocab, params_, prefill_ids_);
+      be_.copy_to_host(prefill_ids_, ids.data(), uint64_t(sampled) * 4);
     }
     be_.release_bytes(buf);
     return ids;

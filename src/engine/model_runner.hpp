@@ -30,6 +30,17 @@ class ModelRunner {
   void decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, const RowSampling* params, int b,
               int32_t* ids);
 
+  // The same step in two halves, so the host can work while the device runs: launch()
+  // queues the step and returns; collect() waits for it and gives its b ids. Where
+  // from_prev[i] >= 0, row i's token is the id the previously launched step sampled in row
+  // from_prev[i], taken on the device: step k + 1 can be launched before the host has read
+  // step k's ids. Prefill passes may run between a launch and its collect.
+  void launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions, const int32_t* seqs,
+              const RowSampling* params, int b);
+  void collect(int32_t* ids);
+  // Forgets a launched step after a failure (its ids are not wanted).
+  void abandon() { launched_ = 0; }
+
   // Prefills n tokens of sequence `seq` (positions start at `pos0`) and samples the token
   // after them on the backend.
   int32_t prefill(const int32_t* tokens, int64_t n, int32_t pos0, int32_t seq, const RowSampling& params);
@@ -62,7 +73,7 @@ class ModelRunner {
   };
   // Host-side mirror of the device buffer, copied in one transfer.
   struct Staging {
-    std::vector<int32_t> ints;  // tokens | positions | seqs, each `capacity` long
+    std::vector<int32_t> ints;  // tokens | positions | seqs | from_prev, each `capacity` long
     std::vector<RowSampling> params;
   };
   int bucket_for(int b) const;
@@ -77,7 +88,10 @@ class ModelRunner {
   void* dev_ = nullptr;
   StepInputs in_;
   RowSampling* params_ = nullptr;
-  int32_t* ids_ = nullptr;
+  int32_t* from_ = nullptr;          // device: from_prev of the launched step
+  int32_t* ids_ = nullptr;           // device: the last decode step's ids
+  int32_t* prefill_ids_ = nullptr;   // device: a prefill pass's ids (ids_ may still be needed)
+  int launched_ = 0;                 // rows of the step launched and not collected
   const float* logits_ = nullptr;
   Staging host_;
   std::map<int, Bucket> buckets_;

@@ -37,6 +37,8 @@ struct Scheduler::Sequence {
   int32_t next = -1;      // the last sampled token, not yet in the cache
   int64_t pos = 0;        // the position `next` goes to
   int generated = 0;
+  uint64_t serial = 0;    // names it in the launched step, which may outlive it
+  int row = -1;           // its row in the launched, uncollected decode step
   uint64_t seed = 0;
   std::unique_ptr<Sampler> host_sampler;  // penalties need the history on the host
   std::vector<int32_t> history;           // prompt + generated (host sampling only)
@@ -45,9 +47,10 @@ struct Scheduler::Sequence {
   double t_submit = 0, t_start = 0, t_first = 0;
 
   bool prompt_done() const { return prefilled == int64_t(req->prompt.size()); }
-  RowSampling params() const {
+  // Sampling settings for its next token, or (ahead = 1) for the one after a pending token.
+  RowSampling params(int ahead = 0) const {
     const SamplingParams& sp = req->opts.sampling;
-    return row_sampling(sp.temperature, sp.top_k, sp.top_p, sp.min_p, seed, uint64_t(generated));
+    return row_sampling(sp.temperature, sp.top_k, sp.top_p, sp.min_p, seed, uint64_t(generated + ahead));
   }
 };
 
@@ -214,6 +217,7 @@ void Scheduler::admit() {
     auto s = std::move(waiting_.front());
     waiting_.pop_front();
     s->slot = free_slots_.back();
+    s->serial = ++serials_;
     free_slots_.pop_back();
     s->blocks = std::move(blocks);
     s->cached = s->prefilled = cached;
@@ -292,25 +296,52 @@ void Scheduler::prefill_one() {
   std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
 }
 
+// One decode token for every sequence past its prompt. Where no sequence needs its logits
+// on the host, steps overlap the host's work: the step launched last time is collected,
+// the next is launched at once (a sequence's token from that step is taken on the device),
+// and only then are the collected ids handed out (detokenizing, stop strings, streaming).
+// A sequence that ends with a collected token has one wasted row in the next step, which
+// writes only to its own KV blocks (the stream orders that before any reuse of them).
 void Scheduler::decode_all() {
+  const std::vector<uint64_t> done = std::move(flight_);
+  flight_.clear();
+  std::vector<int32_t> done_ids(done.size());
+  if (!done.empty()) runner_->collect(done_ids.data());
+
+  std::vector<Sequence*> next;
+  bool host_logits = false;
+  for (auto& sp : running_) {
+    Sequence& s = *sp;
+    if (s.slot < 0 || !s.prompt_done()) continue;
+    const bool pending = s.row >= 0;
+    if (!pending && s.next < 0) continue;
+    // A pending token that is its last (max_tokens, the context) ends it for sure.
+    if (pending && (s.generated + 1 >= s.req->opts.max_tokens || s.pos + 1 >= opts_.context)) continue;
+    next.push_back(&s);
+    host_logits |= needs_host_logits(s);
+  }
+  if (!host_logits && !next.empty() && int(next.size()) <= runner_->max_batch()) {
+    launch_decode(next);
+    hand_out(done, done_ids);
+    return;
+  }
+  // Synchronous steps: hand out what was collected, then decode with the host reading the
+  // logits each sequence needs right after its step.
+  hand_out(done, done_ids);
+  for (auto& s : running_) s->row = -1;
   std::vector<Sequence*> batch;
   for (auto& s : running_)
     if (s->slot >= 0 && s->prompt_done() && s->next >= 0) batch.push_back(s.get());
-  for (size_t b0 = 0; b0 < batch.size(); b0 += kMaxDecodeBatch) {
-    const int b = int(std::min<size_t>(kMaxDecodeBatch, batch.size() - b0));
-    const auto n = static_cast<size_t>(b);
-    std::vector<int32_t> tokens(n), pos(n), seqs(n), ids(n);
-    std::vector<RowSampling> params(n);
+  for (size_t b0 = 0; b0 < batch.size(); b0 += size_t(runner_->max_batch())) {
+    const int b = int(std::min<size_t>(size_t(runner_->max_batch()), batch.size() - b0));
+    std::vector<Sequence*> part(batch.begin() + ptrdiff_t(b0), batch.begin() + ptrdiff_t(b0) + b);
+    launch_decode(part);
+    std::vector<int32_t> ids(static_cast<size_t>(b));
+    runner_->collect(ids.data());
+    flight_.clear();
     for (int i = 0; i < b; ++i) {
-      const Sequence& s = *batch[b0 + size_t(i)];
-      tokens[size_t(i)] = s.next;
-      pos[size_t(i)] = int32_t(s.pos);
-      seqs[size_t(i)] = s.slot;
-      params[size_t(i)] = s.params();
-    }
-    runner_->decode(tokens.data(), pos.data(), seqs.data(), params.data(), b, ids.data());
-    for (int i = 0; i < b; ++i) {
-      Sequence& s = *batch[b0 + size_t(i)];
+      Sequence& s = *part[size_t(i)];
+      s.row = -1;
       s.pos += 1;
       const float* row = nullptr;
       if (needs_host_logits(s)) {
@@ -319,6 +350,43 @@ void Scheduler::decode_all() {
       }
       accept(s, ids[size_t(i)], row);
     }
+  }
+  std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
+}
+
+// Launches one decode step over `batch`: a sequence whose last token is still on the device
+// (row >= 0) takes it from there and decodes at the position after it.
+void Scheduler::launch_decode(const std::vector<Sequence*>& batch) {
+  const auto n = batch.size();
+  std::vector<int32_t> tokens(n), from(n), pos(n), seqs(n);
+  std::vector<RowSampling> params(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Sequence& s = *batch[i];
+    const bool pending = s.row >= 0;
+    tokens[i] = pending ? 0 : s.next;
+    from[i] = s.row;
+    pos[i] = int32_t(s.pos + (pending ? 1 : 0));
+    seqs[i] = s.slot;
+    params[i] = s.params(pending ? 1 : 0);
+  }
+  runner_->launch(tokens.data(), from.data(), pos.data(), seqs.data(), params.data(), int(n));
+  for (auto& s : running_) s->row = -1;
+  flight_.resize(n);
+  for (size_t i = 0; i < n; ++i) batch[i]->row = int(i), flight_[i] = batch[i]->serial;
+}
+
+// Hands each collected id to its sequence, unless the sequence ended meanwhile.
+void Scheduler::hand_out(const std::vector<uint64_t>& serials, const std::vector<int32_t>& ids) {
+  if (serials.empty()) return;
+  std::map<uint64_t, Sequence*> by_serial;
+  for (auto& s : running_)
+    if (s->slot >= 0) by_serial[s->serial] = s.get();
+  for (size_t i = 0; i < serials.size(); ++i) {
+    auto it = by_serial.find(serials[i]);
+    if (it == by_serial.end() || it->second->slot < 0) continue;
+    Sequence& s = *it->second;
+    s.pos += 1;
+    accept(s, ids[i], nullptr);
   }
   std::erase_if(running_, [](const auto& s) { return s->slot < 0; });
 }
@@ -391,6 +459,8 @@ void Scheduler::finish(Sequence& s, const std::string& reason, const std::string
 }
 
 void Scheduler::fail_running(const std::string& error) {
+  flight_.clear();
+  runner_->abandon();
   for (auto& s : running_)
     if (s->slot >= 0) finish(*s, "error", error);
   running_.clear();

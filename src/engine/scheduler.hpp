@@ -96,6 +96,8 @@ class Scheduler {
   void drop_cancelled();
   void prefill_one();
   void decode_all();
+  void launch_decode(const std::vector<Sequence*>& batch);
+  void hand_out(const std::vector<uint64_t>& serials, const std::vector<int32_t>& ids);
   // The sampled token of a sequence (logits: the host copy of its row when it needs one).
   void accept(Sequence& s, int32_t id, const float* logits);
   void finish(Sequence& s, const std::string& reason, const std::string& error = {});
@@ -122,6 +124,8 @@ class Scheduler {
   std::vector<int> free_slots_;
   std::unique_ptr<KvBlockPool> pool_;
   std::vector<float> host_row_;
+  std::vector<uint64_t> flight_;  // the serial of each row of the launched, uncollected step
+  uint64_t serials_ = 0;
   std::thread thread_;
 };
 

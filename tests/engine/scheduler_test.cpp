@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "engine/generator.hpp"
 #include "model/synthetic.hpp"
 #include "test_paths.hpp"
 
@@ -110,6 +111,45 @@ TEST_F(SchedulerTest, ConcurrentRequestsMatchTheSameRequestAlone) {
   }
   // Greedy runs of different prompts should differ from each other (the check has teeth).
   EXPECT_NE(runs[0]->tokens, runs[1]->tokens);
+}
+
+// Decode steps overlap the host's work (the next step is launched before the last one's ids
+// are handed out), so each request's tokens must still be exactly those of a plain
+// one-sequence Session, whatever max_tokens ends it, and a request cancelled from its own
+// token callback must get nothing more, while the others in its batch go on unchanged.
+TEST_F(SchedulerTest, OverlappedStepsGiveWhatASessionGives) {
+  constexpr int kRequests = 6;
+  std::vector<std::unique_ptr<Tracked>> runs;
+  {
+    Scheduler s(*model_, SchedulerOptions{kRequests, 256, 16, 8});
+    for (int i = 0; i < kRequests; ++i) {
+      runs.push_back(std::make_unique<Tracked>(prompt_for(i + 40), 1 + i * 3));
+      if (i == 4) {
+        Tracked* r = runs.back().get();
+        r->req->on_token = [r](const TokenEvent& e) {
+          r->tokens.push_back(e.id);
+          if (r->tokens.size() == 2) r->req->cancelled = true;
+        };
+      }
+      ASSERT_TRUE(s.submit(runs.back()->req));
+    }
+    for (auto& r : runs) r->wait();
+  }
+  for (int i = 0; i < kRequests; ++i) {
+    GenerateOptions o;
+    o.max_tokens = 1 + i * 3;
+    o.ignore_eos = true;
+    o.sampling.temperature = 0.f;
+    Session session(*model_, 256);
+    std::vector<int32_t> expect = session.generate(prompt_for(i + 40), o).tokens;
+    if (i == 4) {
+      EXPECT_EQ(runs[size_t(i)]->result.finish_reason, "cancelled");
+      expect.resize(2);
+    } else {
+      EXPECT_EQ(runs[size_t(i)]->result.finish_reason, "length");
+    }
+    EXPECT_EQ(runs[size_t(i)]->tokens, expect) << "request " << i;
+  }
 }
 
 TEST_F(SchedulerTest, SeedsReproduceAndDiffer) {

@@ -34,6 +34,7 @@ class CpuBackend final : public Backend {
                  const int32_t* seqs, const AttentionConfig& cfg, float* out) override;
   void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) override;
   void add(float* x, const float* y, int64_t n) override;
+  void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) override;
   void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) override;
 
  private:

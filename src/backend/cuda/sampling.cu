@@ -139,12 +139,25 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) ids[blockIdx.x] = found;
 }
 
+__global__ void take_tokens_kernel(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) {
+  pdl_wait();
+  pdl_launch_dependents();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n && from[i] >= 0) tokens[i] = prev[from[i]];
+}
+
 }  // namespace
 
 void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids,
             cudaStream_t s) {
   if (rows <= 0) return;
   launch(sample_kernel, unsigned(rows), kThreads, 0, s, logits, vocab, params, ids);
+  BRISK_LAUNCH_CHECK();
+}
+
+void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n, cudaStream_t s) {
+  if (n <= 0) return;
+  launch(take_tokens_kernel, unsigned((n + 255) / 256), 256, 0, s, tokens, from, prev, n);
   BRISK_LAUNCH_CHECK();
 }
 
