@@ -142,6 +142,9 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
     be_.copy_from_host(ints.data(), buf, uint64_t(ints.size()) * 4);
     be_.copy_from_host(host_.params.data(), params_, uint64_t(std::max(sampled, 1)) * sizeof(RowSampling));
     StepInputs in{buf, buf + n, buf + 2 * n, parts.size() == 1};
+    std::vector<int64_t> starts{0};
+    for (const PrefillPart& p : parts) starts.push_back(starts.back() + p.n);
+    if (parts.size() > 1) in.part_starts = starts.data(), in.n_parts = int(parts.size());
     if (gather) in.logit_rows = buf + 3 * n, in.n_logit_rows = int64_t(rows.size());
     logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
     std::vector<int32_t> ids(static_cast<size_t>(sampled));

@@ -179,7 +179,16 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   cb("Kcur_rope", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
   AttentionConfig ac{hp_.n_heads, hp_.n_kv_heads, hd, hp_.query_scale, sliding ? hp_.sliding_window : 0,
                      in.single_seq || in.seqs == nullptr};
-  backend_.attention(q_, kv, il, n, in.positions, in.seqs, ac, att_);
+  if (in.n_parts > 1) {
+    ac.single_seq = true;
+    const int64_t row = int64_t(hp_.n_heads) * hd;
+    for (int p = 0; p < in.n_parts; ++p) {
+      const int64_t r0 = in.part_starts[p], len = in.part_starts[p + 1] - r0;
+      backend_.attention(q_ + r0 * row, kv, il, len, in.positions + r0, in.seqs + r0, ac, att_ + r0 * row);
+    }
+  } else {
+    backend_.attention(q_, kv, il, n, in.positions, in.seqs, ac, att_);
+  }
   cb("kqv_out", il, att_, n, int64_t(hp_.n_heads) * hd);
   if (hp_.post_norms) {
     backend_.matmul(att_, n, L.wo, o_);

@@ -13,6 +13,7 @@
 #include "base/error.hpp"
 #include "engine/device.hpp"
 #include "engine/generator.hpp"
+#include "engine/model_runner.hpp"
 #include "model/model.hpp"
 #include "model/synthetic.hpp"
 #include "test_paths.hpp"
@@ -109,6 +110,50 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) {
       return std::string(info.param.arch) + "_" + info.param.format + "_" + dtype_name(info.param.dtype);
     });
+
+// Several prompts prefilled in one pass (each part's attention on the tensor-core kernel)
+// give each prompt's last-row logits as its own pass does, within the fast mode's error.
+TEST(CudaPackedPrefill, MatchesEachPromptAlone) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  SyntheticSpec spec;
+  spec.arch = "qwen2";
+  spec.format = "hf";
+  spec.dtype = DType::BF16;
+  spec.seed = 5;
+  const std::string path = test::scratch_dir() + "/packed_qwen2_hf";
+  write_synthetic_checkpoint(spec, path);
+  auto gpu = make_cuda_backend(0);
+  auto m = Model::load(path, *gpu);
+  Transformer& tf = m->transformer();
+  const int64_t V = m->hparams().vocab;
+  const std::vector<int64_t> lengths{40, 17, 5, 64};
+  std::vector<std::vector<int32_t>> prompts;
+  for (size_t p = 0; p < lengths.size(); ++p) {
+    prompts.emplace_back();
+    for (int64_t i = 0; i < lengths[p]; ++i) prompts.back().push_back(int32_t((i * 31 + p * 7 + 3) % V));
+  }
+  KvCache kv = tf.new_kv_cache(128, int(lengths.size()));
+  std::vector<std::vector<float>> alone;
+  {
+    ModelRunner runner(tf, kv, int(lengths.size()), 128);
+    for (size_t p = 0; p < prompts.size(); ++p) {
+      runner.prefill(prompts[p].data(), int64_t(prompts[p].size()), 0, int32_t(p), RowSampling{});
+      alone.emplace_back(size_t(V));
+      gpu->to_host(runner.logits(), alone.back().data(), V);
+    }
+    std::vector<ModelRunner::PrefillPart> parts;
+    for (size_t p = 0; p < prompts.size(); ++p)
+      parts.push_back({prompts[p].data(), int64_t(prompts[p].size()), 0, int32_t(p), true, RowSampling{}});
+    runner.prefill(parts);
+    std::vector<float> packed(size_t(V) * prompts.size());
+    gpu->to_host(runner.logits(), packed.data(), V * int64_t(prompts.size()));
+    for (size_t p = 0; p < prompts.size(); ++p) {
+      const std::vector<float> row(packed.begin() + int64_t(p) * V, packed.begin() + int64_t(p + 1) * V);
+      EXPECT_LT(rel_err(row, alone[p]), 3e-2) << "prompt " << p;
+    }
+  }
+  tf.free_kv_cache(kv);
+}
 
 // A model too large for the GPU, or a context too long for its memory: a clear error.
 TEST(CudaLimits, ContextTooLongForMemoryIsAClearError) {

@@ -1,4 +1,4 @@
-// Split-K flash decoding (GQA). Each block takes one token, one KV head with up to kMaxGroup
+// Split-K flash decoding (GQA). Each block takes one token, one KV head with up to G (4 or 8)
 // of its query heads, and one slice of the token's visible positions: K and V rows are read
 // once for all of those heads. Warps walk positions with an online softmax; the block merges
 // its warps and writes (max, sum, unnormalised output) per head and split; a combine kernel
@@ -6,6 +6,8 @@
 // finds its slice from the token's position in device memory, so the launch is the same at
 // every step of a captured graph. It also serves prefill where no tensor-core kernel fits.
 #include <cfloat>
+#include <cstdlib>
+#include <string>
 
 #include "backend/cuda/kernels.cuh"
 
@@ -13,11 +15,12 @@ namespace brisk::cuda {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kMaxGroup = 8;
 constexpr int kUnroll = 4;  // positions a warp loads before using any
 
 // D: head dimensions per lane (the head size is at most 32 * D; lanes past it idle).
-template <int D>
+// G: query heads per block at most (a larger group is split over blocks, each reading the
+// rows again, mostly from L2): fewer means fewer registers, so more blocks in flight.
+template <int D, int G>
 __global__ void __launch_bounds__(kWarps * 32)
     decode_split_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
                         KvPages pages, const int32_t* positions,
@@ -27,8 +30,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   pdl_launch_dependents();
   const int s = blockIdx.x, t = blockIdx.z;
   const int kvh = blockIdx.y / group_chunks, gc = blockIdx.y % group_chunks;
-  const int h0 = kvh * group + gc * kMaxGroup;
-  const int ng = min(kMaxGroup, group - gc * kMaxGroup);
+  const int h0 = kvh * group + gc * G;
+  const int ng = min(G, group - gc * G);
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
   const int64_t p = positions[t];
   const int64_t lo = window > 0 ? max(int64_t(0), p - window + 1) : 0;
@@ -36,9 +39,9 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int64_t j0 = lo + s * chunk, j1 = min(p + 1, j0 + chunk);
   const int64_t seq = seqs ? seqs[t] : 0;
 
-  float qv[kMaxGroup][D], acc[kMaxGroup][D], m[kMaxGroup], l[kMaxGroup];
+  float qv[G][D], acc[G][D], m[G], l[G];
 #pragma unroll
-  for (int g = 0; g < kMaxGroup; ++g) {
+  for (int g = 0; g < G; ++g) {
     m[g] = -FLT_MAX, l[g] = 0.f;
 #pragma unroll
     for (int d = 0; d < D; ++d) {
@@ -64,7 +67,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
     }
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
+    for (int g = 0; g < G; ++g) {
       if (g >= ng) break;
       float sc[kUnroll];
       float mn = m[g];
@@ -91,12 +94,12 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
   }
   // Merge the warps through shared memory.
-  __shared__ float sm_m[kWarps][kMaxGroup], sm_l[kWarps][kMaxGroup];
-  __shared__ float sm_o[kWarps][kMaxGroup][32 * D];
+  __shared__ float sm_m[kWarps][G], sm_l[kWarps][G];
+  __shared__ float sm_o[kWarps][G][32 * D];
   if (lane == 0)
-    for (int g = 0; g < kMaxGroup; ++g) sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
+    for (int g = 0; g < G; ++g) sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
 #pragma unroll
-  for (int g = 0; g < kMaxGroup; ++g)
+  for (int g = 0; g < G; ++g)
 #pragma unroll
     for (int d = 0; d < D; ++d) sm_o[warp][g][lane * D + d] = acc[g][d];
   __syncthreads();
@@ -153,14 +156,30 @@ __global__ void decode_combine_kernel(const float* partial, int splits, int hd, 
   }
 }
 
+template <int D, int G>
+void launch_decode_group(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                         const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
+  const int group = cfg.n_heads / cfg.n_kv_heads;
+  const int chunks = (group + G - 1) / G;
+  dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
+  launch(decode_split_kernel<D, G>, grid, kWarps * 32, 0, s, q, kv.k, kv.v, kv.pages(layer), positions, seqs,
+         cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits, partial);
+}
+
+// Query heads per block: BRISK_DECODE_GROUP=8 or 4 (default 4), to compare the two.
+int heads_per_block() {
+  static const int g = [] {
+    const char* e = std::getenv("BRISK_DECODE_GROUP");
+    return e && std::string(e) == "8" ? 8 : 4;
+  }();
+  return g;
+}
+
 template <int D>
 void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                    const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
-  const int group = cfg.n_heads / cfg.n_kv_heads;
-  const int chunks = (group + kMaxGroup - 1) / kMaxGroup;
-  dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
-  launch(decode_split_kernel<D>, grid, kWarps * 32, 0, s, q, kv.k, kv.v, kv.pages(layer), positions, seqs, cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits,
-         partial);
+  if (heads_per_block() == 8) launch_decode_group<D, 8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  else launch_decode_group<D, 4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
 }
 
 }  // namespace

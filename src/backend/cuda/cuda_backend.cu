@@ -369,7 +369,9 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
     return;
   }
   const void* xs = gemm_input(x, n, *ws[0]);
-  bool adjacent = !exact_ && count > 1;
+  // (Only 16-bit weights: others are dequantized one matrix at a time, and separate
+  // allocations can happen to lie end to end.)
+  bool adjacent = !exact_ && count > 1 && (ws[0]->dtype == DType::BF16 || ws[0]->dtype == DType::F16);
   for (int i = 1; i < count; ++i)
     adjacent &= ws[i]->data == static_cast<const uint8_t*>(ws[i - 1]->data) + ws[i - 1]->rows * ws[i - 1]->row_bytes;
   if (adjacent) {
