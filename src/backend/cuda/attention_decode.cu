@@ -1,10 +1,12 @@
-// Split-K flash decoding (GQA). Each block takes one token, one KV head with up to G (4 or 8)
+// Split-K flash decoding (GQA). Each block takes one token, one KV head with up to G (4)
 // of its query heads, and one slice of the token's visible positions: K and V rows are read
 // once for all of those heads. Warps walk positions with an online softmax; the block merges
 // its warps and writes (max, sum, unnormalised output) per head and split; a combine kernel
 // merges the splits. The number of splits depends only on the batch shape, and each block
 // finds its slice from the token's position in device memory, so the launch is the same at
 // every step of a captured graph. It also serves prefill where no tensor-core kernel fits.
+// This float kernel is the exact mode's; the fast mode on sm_80+ takes the tensor-core one
+// (attention_decode_mma.cu), which writes the same partial results.
 #include <cfloat>
 #include <cstdlib>
 #include <string>
@@ -19,7 +21,8 @@ constexpr int kUnroll = 4;  // positions a warp loads before using any
 
 // D: head dimensions per lane (the head size is at most 32 * D; lanes past it idle).
 // G: query heads per block at most (a larger group is split over blocks, each reading the
-// rows again, mostly from L2): fewer means fewer registers, so more blocks in flight.
+// rows again, mostly from L2): 4 rather than 8 halves the registers (96, not 149), so more
+// blocks are in flight (45 vs 57 us a layer at batch 64, bench/RESULTS.md).
 template <int D, int G>
 __global__ void __launch_bounds__(kWarps * 32)
     decode_split_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
@@ -166,20 +169,19 @@ void launch_decode_group(const float* q, const KvCache& kv, int layer, int64_t n
          cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits, partial);
 }
 
-// Query heads per block: BRISK_DECODE_GROUP=8 or 4 (default 4), to compare the two.
-int heads_per_block() {
-  static const int g = [] {
-    const char* e = std::getenv("BRISK_DECODE_GROUP");
-    return e && std::string(e) == "8" ? 8 : 4;
-  }();
-  return g;
-}
-
 template <int D>
 void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                    const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
-  if (heads_per_block() == 8) launch_decode_group<D, 8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
-  else launch_decode_group<D, 4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  launch_decode_group<D, 4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+}
+
+// BRISK_DECODE_ATTN=float keeps the fast mode on the float kernel (to compare the two).
+bool float_decode_forced() {
+  static const bool forced = [] {
+    const char* e = std::getenv("BRISK_DECODE_ATTN");
+    return e && std::string(e) == "float";
+  }();
+  return forced;
 }
 
 }  // namespace
@@ -196,11 +198,15 @@ int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg) {
 }
 
 void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
-                      const int32_t* seqs, const AttentionConfig& cfg, float* partial, float* out, cudaStream_t s) {
+                      const int32_t* seqs, const AttentionConfig& cfg, bool tensor_cores, float* partial, float* out,
+                      cudaStream_t s) {
   if (n > 65535) throw Error(ErrorCode::kInternal, "attention over more than 65535 queries in one launch");
   const int splits = attention_decode_splits(n, cfg.n_kv_heads);
   const int hd = cfg.head_dim;
-  if (hd <= 32) launch_decode<1>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  if (tensor_cores && !float_decode_forced() &&
+      attention_decode_mma(q, kv, layer, n, positions, seqs, cfg, splits, partial, s)) {
+    // the tensor-core kernel wrote the same partial results
+  } else if (hd <= 32) launch_decode<1>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
   else if (hd <= 64) launch_decode<2>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
   else if (hd <= 128) launch_decode<4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
   else if (hd <= 256) launch_decode<8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);

@@ -440,7 +440,7 @@ void CudaBackend::attention(const float* q, const KvCache& kv, int layer, int64_
     return;
   float* partial = static_cast<float*>(
       scratch(scratch_slots_, kSlotAttn, uint64_t(attention_decode_scratch_floats(n, cfg)) * 4));
-  attention_decode(q, kv, layer, n, positions, seqs, cfg, partial, out, stream_);
+  attention_decode(q, kv, layer, n, positions, seqs, cfg, !exact_ && cc_major_ >= 8, partial, out, stream_);
 }
 
 void CudaBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {

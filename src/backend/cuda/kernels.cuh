@@ -85,8 +85,15 @@ void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int6
 // partial holds attention_decode_scratch_floats(...) floats.
 int attention_decode_splits(int64_t n, int n_kv_heads);
 int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg);
+// tensor_cores: the fast mode on sm_80+, bf16 products (attention_decode_mma) where the
+// group and head size allow; otherwise float32 throughout.
 void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
-                      const int32_t* seqs, const AttentionConfig& cfg, float* partial, float* out, cudaStream_t s);
+                      const int32_t* seqs, const AttentionConfig& cfg, bool tensor_cores, float* partial, float* out,
+                      cudaStream_t s);
+// The tensor-core split kernel (partial results only); false where it does not apply
+// (more than 16 query heads per KV head, head sizes other than 64/128/256).
+bool attention_decode_mma(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                          const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s);
 // Tensor-core flash attention for prefill (one sequence per call's tokens: seqs may be null).
 // Returns false when this GPU or head size has no such kernel (then use attention_decode).
 bool attention_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
