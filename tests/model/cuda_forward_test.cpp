@@ -112,7 +112,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 // Several prompts prefilled in one pass (each part's attention on the tensor-core kernel)
-// give each prompt's last-row logits as its own pass does, within the fast mode's error.
+// give each prompt's last-row logits as its own pass does, within the fast mode's error;
+// and so does a batched decode step against each sequence's step alone.
 TEST(CudaPackedPrefill, MatchesEachPromptAlone) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   SyntheticSpec spec;
@@ -150,6 +151,29 @@ TEST(CudaPackedPrefill, MatchesEachPromptAlone) {
     for (size_t p = 0; p < prompts.size(); ++p) {
       const std::vector<float> row(packed.begin() + int64_t(p) * V, packed.begin() + int64_t(p + 1) * V);
       EXPECT_LT(rel_err(row, alone[p]), 3e-2) << "prompt " << p;
+    }
+    // Then one decode token for each: alone (GEMV), and all four together (GEMM, whose
+    // inputs the norm, activation and attention kernels leave in bf16), direct, captured
+    // and replayed.
+    const int b = int(prompts.size());
+    std::vector<int32_t> tokens(static_cast<size_t>(b)), pos(static_cast<size_t>(b)), seqs(static_cast<size_t>(b)),
+        ids(static_cast<size_t>(b));
+    std::vector<RowSampling> params(static_cast<size_t>(b));
+    std::vector<std::vector<float>> one;
+    for (int i = 0; i < b; ++i) {
+      tokens[size_t(i)] = int32_t((i * 11 + 5) % V), pos[size_t(i)] = int32_t(lengths[size_t(i)]), seqs[size_t(i)] = i;
+      runner.decode(&tokens[size_t(i)], &pos[size_t(i)], &seqs[size_t(i)], &params[size_t(i)], 1, &ids[size_t(i)]);
+      one.emplace_back(size_t(V));
+      gpu->to_host(runner.logits(), one.back().data(), V);
+    }
+    for (int run = 0; run < 3; ++run) {
+      runner.decode(tokens.data(), pos.data(), seqs.data(), params.data(), b, ids.data());
+      std::vector<float> together(size_t(V) * size_t(b));
+      gpu->to_host(runner.logits(), together.data(), V * b);
+      for (int i = 0; i < b; ++i) {
+        const std::vector<float> row(together.begin() + int64_t(i) * V, together.begin() + int64_t(i + 1) * V);
+        EXPECT_LT(rel_err(row, one[size_t(i)]), 3e-2) << "decode run " << run << " sequence " << i;
+      }
     }
   }
   tf.free_kv_cache(kv);

@@ -127,7 +127,7 @@ constexpr int kMaxSplits = 64;  // attention_decode_splits' cap
 // Merges a (token, head)'s splits: one warp finds the largest split maximum and each split's
 // weight exp(m_s - M), then every thread sums its output dimensions over the splits with
 // all loads independent (the merge of 64 splits is a few microseconds, not a serial chain).
-__global__ void decode_combine_kernel(const float* partial, int splits, int hd, float* out) {
+__global__ void decode_combine_kernel(const float* partial, int splits, int hd, float* out, __nv_bfloat16* out16) {
   pdl_wait();
   pdl_launch_dependents();
   const int64_t th = blockIdx.x;  // token * n_heads + head
@@ -156,6 +156,7 @@ __global__ void decode_combine_kernel(const float* partial, int splits, int hd, 
 #pragma unroll 8
     for (int s = 0; s < splits; ++s) O += p[s * (hd + 2) + 2 + d] * weight[s];
     out[th * hd + d] = O * inv_sum;
+    if (out16) out16[th * hd + d] = __float2bfloat16_rn(O * inv_sum);
   }
 }
 
@@ -199,7 +200,7 @@ int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg) {
 
 void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                       const int32_t* seqs, const AttentionConfig& cfg, bool tensor_cores, float* partial, float* out,
-                      cudaStream_t s) {
+                      cudaStream_t s, __nv_bfloat16* out16) {
   if (n > 65535) throw Error(ErrorCode::kInternal, "attention over more than 65535 queries in one launch");
   const int splits = attention_decode_splits(n, cfg.n_kv_heads);
   const int hd = cfg.head_dim;
@@ -212,7 +213,7 @@ void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, c
   else if (hd <= 256) launch_decode<8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
   else throw Error(ErrorCode::kUnsupported, "the CUDA backend supports head dimensions up to 256, not " + std::to_string(hd));
   BRISK_LAUNCH_CHECK();
-  launch(decode_combine_kernel, unsigned(n * cfg.n_heads), 128, 0, s, partial, splits, cfg.head_dim, out);
+  launch(decode_combine_kernel, unsigned(n * cfg.n_heads), 128, 0, s, partial, splits, cfg.head_dim, out, out16);
   BRISK_LAUNCH_CHECK();
 }
 

@@ -271,6 +271,7 @@ void* CudaBackend::alloc_bytes(uint64_t bytes) {
 }
 
 void CudaBackend::release_bytes(void* p) {
+  x16_of_ = nullptr;  // its memory may come back as another buffer
   if (!p) return;
   auto it = sizes_.find(p);
   if (it == sizes_.end()) return;
@@ -286,6 +287,7 @@ void CudaBackend::copy_to_host(const void* src, void* dst, uint64_t bytes) {
 }
 
 void CudaBackend::copy_from_host(const void* src, void* dst, uint64_t bytes) {
+  x16_of_ = nullptr;
   if (capturing_) throw Error(ErrorCode::kInternal, "copy from the host inside a captured step");
   BRISK_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
 }
@@ -311,18 +313,33 @@ void* CudaBackend::scratch(std::vector<void*>& slots, size_t index, uint64_t byt
 }
 
 void CudaBackend::embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) {
+  x16_of_ = nullptr;
   embed_rows(matrix(table), ids, n, scale, out, stream_);
 }
 
 void CudaBackend::rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) {
-  cuda::rmsnorm(x, rows, w.cols, static_cast<const float*>(w.data), eps, out, stream_);
+  __nv_bfloat16* out16 = out != x ? offer16(rows, rows * w.cols) : nullptr;
+  x16_of_ = nullptr;
+  if (cuda::rmsnorm(x, rows, w.cols, static_cast<const float*>(w.data), eps, out, stream_, out16))
+    x16_of_ = out, x16_elems_ = rows * w.cols;
+}
+
+// The X16 scratch for a producer to leave a bf16 copy of its output in, when a bf16 GEMM
+// over the same number of tokens is what ran last (so most likely what reads it next).
+__nv_bfloat16* CudaBackend::offer16(int64_t rows, int64_t elems) {
+  if (exact_ || rows != gemm16_rows_) return nullptr;
+  return static_cast<__nv_bfloat16*>(scratch(scratch_slots_, kSlotX16, uint64_t(elems) * 2));
 }
 
 // x as the GEMM's input: 16-bit for the tensor cores, as it is (float32) in exact mode.
 const void* CudaBackend::gemm_input(const float* x, int64_t n, const DeviceWeight& w) {
+  const bool half = w.dtype == DType::F16;
+  const bool ready = !exact_ && !half && x == x16_of_ && n * w.cols == x16_elems_;  // its producer wrote it
+  x16_of_ = nullptr;
   if (exact_) return x;
   void* x16 = scratch(scratch_slots_, kSlotX16, uint64_t(n * w.cols) * 2);
-  convert_activations(x, x16, n * w.cols, w.dtype == DType::F16, stream_);
+  if (!half) gemm16_rows_ = n;
+  if (!ready) convert_activations(x, x16, n * w.cols, half, stream_);
   return x16;
 }
 
@@ -345,6 +362,7 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
                          bool accumulate) {
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
   if (use_gemv(w, n)) {
+    x16_of_ = nullptr;
     gemv(matrix(w), x, n, y, b, accumulate, stream_, quantized_input(w, x, n));
     return;
   }
@@ -358,10 +376,11 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
                                const DeviceWeight* const* biases, int count) {
   bool same = count <= 3;
   for (int i = 1; i < count; ++i) same &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols;
-  if (!same) return Backend::matmul_multi(x, n, ws, ys, biases, count);
+  if (!same) return Backend::matmul_multi(x, n, ws, ys, biases, count);  // (each product forgets x16_of_)
   const float* b[3];
   for (int i = 0; i < count; ++i) b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
   if (use_gemv(*ws[0], n)) {
+    x16_of_ = nullptr;
     GpuMatrix m[3];
     const GpuMatrix* mp[3];
     for (int i = 0; i < count; ++i) m[i] = matrix(*ws[i]), mp[i] = &m[i];
@@ -398,13 +417,17 @@ void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& ga
   if (gate.dtype != up.dtype || gate.rows != up.rows || gate.cols != up.cols)
     return Backend::matmul_gated(x, n, gate, up, act, out, scratch);
   if (use_gemv(gate, n)) {
+    x16_of_ = nullptr;
     gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
     return;
   }
   const void* xs = gemm_input(x, n, gate);  // converted once for both products
   gemm(xs, n, gate, gate.rows, out, false);
   gemm(xs, n, up, up.rows, scratch, false);
-  act_mul(out, scratch, n * gate.rows, act, out);
+  // The activation also leaves its output as bf16 for the down projection's GEMM.
+  __nv_bfloat16* out16 = offer16(n, n * gate.rows);
+  cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_, out16);
+  if (out16) x16_of_ = out, x16_elems_ = n * gate.rows;
 }
 
 const float* CudaBackend::inv_freq(const RopeConfig& cfg) {
@@ -419,46 +442,60 @@ const float* CudaBackend::inv_freq(const RopeConfig& cfg) {
 }
 
 void CudaBackend::rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) {
+  x16_of_ = nullptr;
   cuda::rope(x, n, n_heads, cfg.head_dim, positions, inv_freq(cfg), cfg.linear_factor, cfg.style, stream_);
 }
 
 void CudaBackend::rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
                                 const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer) {
+  x16_of_ = nullptr;
   cuda::rope_kv_write(q, k, v, n, n_heads, positions, seqs, inv_freq(cfg), cfg.linear_factor, cfg.style, kv, layer,
                       stream_);
 }
 
 void CudaBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
                            const int32_t* positions, const int32_t* seqs) {
+  x16_of_ = nullptr;
   cuda::kv_write(kv, layer, k, v, n, positions, seqs, stream_);
 }
 
 void CudaBackend::attention(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                             const int32_t* seqs, const AttentionConfig& cfg, float* out) {
   constexpr int64_t kPrefillFrom = 16;  // queries from which the tensor-core kernel pays
+  x16_of_ = nullptr;
   if (!exact_ && n >= kPrefillFrom && cfg.single_seq && attention_prefill(q, kv, layer, n, positions, seqs, cfg, out, cc_major_, stream_))
     return;
   float* partial = static_cast<float*>(
       scratch(scratch_slots_, kSlotAttn, uint64_t(attention_decode_scratch_floats(n, cfg)) * 4));
-  attention_decode(q, kv, layer, n, positions, seqs, cfg, !exact_ && cc_major_ >= 8, partial, out, stream_);
+  const int64_t elems = n * cfg.n_heads * cfg.head_dim;
+  __nv_bfloat16* out16 = offer16(n, elems);  // for the output projection
+  attention_decode(q, kv, layer, n, positions, seqs, cfg, !exact_ && cc_major_ >= 8, partial, out, stream_, out16);
+  if (out16) x16_of_ = out, x16_elems_ = elems;
 }
 
 void CudaBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {
+  x16_of_ = nullptr;
   cuda::act_mul(gate, up, n, act, out, stream_);
 }
 
-void CudaBackend::add(float* x, const float* y, int64_t n) { cuda::add(x, y, n, stream_); }
+void CudaBackend::add(float* x, const float* y, int64_t n) {
+  x16_of_ = nullptr;
+  cuda::add(x, y, n, stream_);
+}
 
 void CudaBackend::take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) {
+  x16_of_ = nullptr;
   cuda::take_tokens(tokens, from, prev, n, stream_);
 }
 
 void CudaBackend::sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
                          int32_t* ids) {
+  x16_of_ = nullptr;
   cuda::sample(logits, rows, vocab, params, ids, stream_);
 }
 
 void CudaBackend::begin_capture() {
+  x16_of_ = nullptr;
   BRISK_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;
 }
@@ -476,6 +513,7 @@ int CudaBackend::end_capture() {
 }
 
 void CudaBackend::replay(int graph) {
+  x16_of_ = nullptr;
   if (graph < 0 || graph >= int(graphs_.size())) throw Error(ErrorCode::kInternal, "no such captured step");
   BRISK_CUDA_CHECK(cudaGraphLaunch(graphs_[size_t(graph)], stream_));
 }

@@ -66,6 +66,7 @@ class CudaBackend final : public Backend {
   DeviceWeight describe(const WeightView& w) const;  // checks w; no data yet
   void copy_rows(const WeightView& w, const DeviceWeight& d, uint8_t* dst);
   const void* gemm_input(const float* x, int64_t n, const DeviceWeight& w);
+  __nv_bfloat16* offer16(int64_t rows, int64_t elems);
   void gemm(const void* xs, int64_t n, const DeviceWeight& w, int64_t rows, float* y, bool accumulate);
   bool use_gemv(const DeviceWeight& w, int64_t n) const;
   // x quantized for the integer GEMV when w's format has one (null: float products).
@@ -90,6 +91,11 @@ class CudaBackend final : public Backend {
   std::vector<cudaGraphExec_t> graphs_;
   bool capturing_ = false;
   Q8Activations q8_view_;
+  // The X16 scratch holds x16_of_ as bf16 (x16_elems_ values) when the op that wrote x16_of_
+  // left that copy for the product that reads it next; every other op forgets it.
+  const float* x16_of_ = nullptr;
+  int64_t x16_elems_ = 0;
+  int64_t gemm16_rows_ = -1;  // tokens of the last product whose input went to bf16
 };
 
 }  // namespace brisk::cuda

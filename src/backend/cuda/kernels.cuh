@@ -3,6 +3,7 @@
 // launch asynchronously; none allocates, so each can be captured into a CUDA graph.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -68,8 +69,12 @@ struct RowSplit {
 };
 void split_rows(const float* y, int64_t n, const RowSplit& parts, cudaStream_t s);
 
-void rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s);
-void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s);
+// out16 (optional): the output again as bf16, for the GEMM that reads it next; rmsnorm
+// returns whether it wrote it (only its vectorised kernel does).
+bool rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s,
+             __nv_bfloat16* out16 = nullptr);
+void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s,
+             __nv_bfloat16* out16 = nullptr);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
 
 // inv_freq: head_dim / 2 device floats (rope_inverse_frequencies).
@@ -89,7 +94,7 @@ int64_t attention_decode_scratch_floats(int64_t n, const AttentionConfig& cfg);
 // group and head size allow; otherwise float32 throughout.
 void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                       const int32_t* seqs, const AttentionConfig& cfg, bool tensor_cores, float* partial, float* out,
-                      cudaStream_t s);
+                      cudaStream_t s, __nv_bfloat16* out16 = nullptr);
 // The tensor-core split kernel (partial results only); false where it does not apply
 // (more than 16 query heads per KV head, head sizes other than 64/128/256).
 bool attention_decode_mma(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,

@@ -29,10 +29,20 @@ __global__ void rmsnorm_kernel(const float* x, int64_t dim, const float* __restr
   for (int64_t i = threadIdx.x; i < dim; i += kNormThreads) o[i] = xr[i] * inv * w[i];
 }
 
+// Four floats as bf16 at an 8-byte aligned place (the copy a following GEMM reads).
+__device__ __forceinline__ void store_bf16x4(__nv_bfloat16* dst, float4 v) {
+  const __nv_bfloat162 a = __floats2bfloat162_rn(v.x, v.y), b = __floats2bfloat162_rn(v.z, v.w);
+  uint2 packed;
+  packed.x = *reinterpret_cast<const uint32_t*>(&a);
+  packed.y = *reinterpret_cast<const uint32_t*>(&b);
+  *reinterpret_cast<uint2*>(dst) = packed;
+}
+
 // The same for rows of dim % 4 == 0 values, at most 4 * V * kNormThreads: each thread holds
 // its V float4 in registers, so every load is issued at once instead of one per loop trip.
 template <int V>
-__global__ void rmsnorm_vec_kernel(const float* x, int64_t dim, const float* __restrict__ w, float eps, float* out) {
+__global__ void rmsnorm_vec_kernel(const float* x, int64_t dim, const float* __restrict__ w, float eps, float* out,
+                                   __nv_bfloat16* out16) {
   pdl_wait();
   pdl_launch_dependents();
   const int n4 = int(dim / 4);
@@ -60,7 +70,9 @@ __global__ void rmsnorm_vec_kernel(const float* x, int64_t dim, const float* __r
     const int i = threadIdx.x + k * kNormThreads;
     if (i < n4) {
       const float4 g = w4[i];
-      o[i] = make_float4(v[k].x * inv * g.x, v[k].y * inv * g.y, v[k].z * inv * g.z, v[k].w * inv * g.w);
+      const float4 r = make_float4(v[k].x * inv * g.x, v[k].y * inv * g.y, v[k].z * inv * g.z, v[k].w * inv * g.w);
+      o[i] = r;
+      if (out16) store_bf16x4(out16 + int64_t(blockIdx.x) * dim + 4 * i, r);
     }
   }
 }
@@ -71,17 +83,23 @@ __device__ __forceinline__ int64_t first_of(bool vec4) {
   return (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * (vec4 ? 4 : 1);
 }
 
-__global__ void act_mul_kernel(const float* gate, const float* up, int64_t n, bool gelu, float* out, bool vec4) {
+__global__ void act_mul_kernel(const float* gate, const float* up, int64_t n, bool gelu, float* out, bool vec4,
+                               __nv_bfloat16* out16) {
   pdl_wait();
   pdl_launch_dependents();
   const int64_t i = first_of(vec4);
   if (vec4 && i + 4 <= n) {
     const float4 g = *reinterpret_cast<const float4*>(gate + i), u = *reinterpret_cast<const float4*>(up + i);
-    *reinterpret_cast<float4*>(out + i) =
+    const float4 r =
         make_float4(activate(g.x, gelu) * u.x, activate(g.y, gelu) * u.y, activate(g.z, gelu) * u.z, activate(g.w, gelu) * u.w);
+    *reinterpret_cast<float4*>(out + i) = r;
+    if (out16) store_bf16x4(out16 + i, r);
     return;
   }
-  for (int64_t j = i; j < min(n, i + (vec4 ? 4 : 1)); ++j) out[j] = activate(gate[j], gelu) * up[j];
+  for (int64_t j = i; j < min(n, i + (vec4 ? 4 : 1)); ++j) {
+    out[j] = activate(gate[j], gelu) * up[j];
+    if (out16) out16[j] = __float2bfloat16_rn(out[j]);
+  }
 }
 
 __global__ void add_kernel(float* x, const float* y, int64_t n, bool vec4) {
@@ -163,21 +181,26 @@ unsigned elementwise_blocks(int64_t n, bool vec4) { return blocks_for(vec4 ? (n 
 
 }  // namespace
 
-void rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s) {
-  if (rows <= 0) return;
+bool rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s,
+             __nv_bfloat16* out16) {
+  if (rows <= 0) return false;
   const int64_t per_thread = (dim / 4 + kNormThreads - 1) / kNormThreads;
-  const bool vec = dim % 4 == 0 && aligned16(x) && aligned16(w) && aligned16(out);
-  if (vec && per_thread <= 1) launch(rmsnorm_vec_kernel<1>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out);
-  else if (vec && per_thread <= 2) launch(rmsnorm_vec_kernel<2>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out);
-  else if (vec && per_thread <= 4) launch(rmsnorm_vec_kernel<4>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out);
-  else if (vec && per_thread <= 8) launch(rmsnorm_vec_kernel<8>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out);
+  const bool vec = dim % 4 == 0 && aligned16(x) && aligned16(w) && aligned16(out) &&
+                   reinterpret_cast<uintptr_t>(out16) % 8 == 0;
+  if (vec && per_thread <= 1) launch(rmsnorm_vec_kernel<1>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out, out16);
+  else if (vec && per_thread <= 2) launch(rmsnorm_vec_kernel<2>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out, out16);
+  else if (vec && per_thread <= 4) launch(rmsnorm_vec_kernel<4>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out, out16);
+  else if (vec && per_thread <= 8) launch(rmsnorm_vec_kernel<8>, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out, out16);
   else launch(rmsnorm_kernel, unsigned(rows), kNormThreads, 0, s, x, dim, w, eps, out);
   BRISK_LAUNCH_CHECK();
+  return vec && per_thread <= 8 && out16;
 }
 
-void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s) {
-  const bool vec4 = aligned16(gate) && aligned16(up) && aligned16(out);
-  launch(act_mul_kernel, elementwise_blocks(n, vec4), 256, 0, s, gate, up, n, act == Activation::GeluTanh, out, vec4);
+void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s,
+             __nv_bfloat16* out16) {
+  const bool vec4 = aligned16(gate) && aligned16(up) && aligned16(out) && reinterpret_cast<uintptr_t>(out16) % 8 == 0;
+  launch(act_mul_kernel, elementwise_blocks(n, vec4), 256, 0, s, gate, up, n, act == Activation::GeluTanh, out, vec4,
+         out16);
   BRISK_LAUNCH_CHECK();
 }
 
