@@ -33,12 +33,12 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] if xs else float("nan")
 
 
-def stream_once(url, prompt_ids, gen, seed):
+def stream_once(client, url, prompt_ids, gen, seed):
     body = {"prompt": prompt_ids, "max_tokens": gen, "temperature": 0.8, "seed": seed, "ignore_eos": True,
             "stream": True}
     t0 = time.perf_counter()
     times = []
-    with httpx.Client(timeout=600) as h, h.stream("POST", url + "/v1/completions", json=body) as r:
+    with client.stream("POST", url + "/v1/completions", json=body) as r:
         r.raise_for_status()
         chunks = 0
         for line in r.iter_lines():
@@ -54,10 +54,14 @@ def stream_once(url, prompt_ids, gen, seed):
 def level(url, streams, requests, prompt_len, gen, vocab):
     rng = random.Random(streams)
     jobs = [[rng.randrange(10, vocab) for _ in range(prompt_len)] for _ in range(streams * requests)]
-    t_start = time.perf_counter()
-    with cf.ThreadPoolExecutor(streams) as pool:
-        results = list(pool.map(lambda ij: stream_once(url, ij[1], gen, ij[0]), enumerate(jobs)))
-    wall = time.perf_counter() - t_start
+    # One client (a pool of `streams` connections) made before the clock starts: building a
+    # client per request costs milliseconds of Python under the GIL, which a burst of
+    # requests would otherwise count as time to first token.
+    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
+    with httpx.Client(timeout=600, limits=limits) as client, cf.ThreadPoolExecutor(streams) as pool:
+        t_start = time.perf_counter()
+        results = list(pool.map(lambda ij: stream_once(client, url, ij[1], gen, ij[0]), enumerate(jobs)))
+        wall = time.perf_counter() - t_start
     ttft = [ts[0] - t0 for t0, ts in results if ts]
     itl = [b - a for _, ts in results for a, b in zip(ts, ts[1:])]
     tokens = sum(len(ts) for _, ts in results)
