@@ -37,7 +37,10 @@ ModelRunner::ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min
   host_.params.assign(size_t(capacity_), RowSampling{});
 }
 
-ModelRunner::~ModelRunner() { be_.release_bytes(dev_); }
+ModelRunner::~ModelRunner() {
+  be_.release_bytes(prefill_buf_);
+  be_.release_bytes(dev_);
+}
 
 int ModelRunner::bucket_for(int b) const {
   int k = 1;
@@ -135,29 +138,31 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
   // One part keeps the plain path (the last row's logits), as a prompt run alone does.
   const bool gather = parts.size() > 1 && !rows.empty();
   if (gather) ints.insert(ints.end(), rows.begin(), rows.end());
-  // Prefill inputs go through a buffer sized for n; the sampling settings and the ids
-  // through this runner's.
-  auto* buf = static_cast<int32_t*>(be_.alloc_bytes(uint64_t(ints.size()) * 4));
-  try {
-    be_.copy_from_host(ints.data(), buf, uint64_t(ints.size()) * 4);
-    be_.copy_from_host(host_.params.data(), params_, uint64_t(std::max(sampled, 1)) * sizeof(RowSampling));
-    StepInputs in{buf, buf + n, buf + 2 * n, parts.size() == 1};
-    std::vector<int64_t> starts{0};
-    for (const PrefillPart& p : parts) starts.push_back(starts.back() + p.n);
-    if (parts.size() > 1) in.part_starts = starts.data(), in.n_parts = int(parts.size());
-    if (gather) in.logit_rows = buf + 3 * n, in.n_logit_rows = int64_t(rows.size());
-    logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
-    std::vector<int32_t> ids(static_cast<size_t>(sampled));
-    if (sampled > 0) {
-      be_.sample(logits_, sampled, t_.hparams().vocab, params_, prefill_ids_);
-      be_.copy_to_host(prefill_ids_, ids.data(), uint64_t(sampled) * 4);
-    }
-    be_.release_bytes(buf);
-    return ids;
-  } catch (...) {
-    be_.release_bytes(buf);
-    throw;
+  // Prefill inputs go through a grow-only buffer of this runner's (no captured step reads
+  // it, so it may move); the sampling settings and the ids through the step buffers.
+  const uint64_t need = uint64_t(ints.size()) * 4;
+  if (need > prefill_bytes_) {
+    be_.release_bytes(prefill_buf_);
+    prefill_buf_ = nullptr;  // (alloc may throw)
+    prefill_bytes_ = 0;
+    prefill_buf_ = be_.alloc_bytes(need);
+    prefill_bytes_ = need;
   }
+  auto* buf = static_cast<int32_t*>(prefill_buf_);
+  be_.copy_from_host(ints.data(), buf, need);
+  be_.copy_from_host(host_.params.data(), params_, uint64_t(std::max(sampled, 1)) * sizeof(RowSampling));
+  StepInputs in{buf, buf + n, buf + 2 * n, parts.size() == 1};
+  std::vector<int64_t> starts{0};
+  for (const PrefillPart& p : parts) starts.push_back(starts.back() + p.n);
+  if (parts.size() > 1) in.part_starts = starts.data(), in.n_parts = int(parts.size());
+  if (gather) in.logit_rows = buf + 3 * n, in.n_logit_rows = int64_t(rows.size());
+  logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
+  std::vector<int32_t> ids(static_cast<size_t>(sampled));
+  if (sampled > 0) {
+    be_.sample(logits_, sampled, t_.hparams().vocab, params_, prefill_ids_);
+    be_.copy_to_host(prefill_ids_, ids.data(), uint64_t(sampled) * 4);
+  }
+  return ids;
 }
 
 }  // namespace brisk

@@ -92,6 +92,8 @@ class ModelRunner {
   int32_t* ids_ = nullptr;           // device: the last decode step's ids
   int32_t* prefill_ids_ = nullptr;   // device: a prefill pass's ids (ids_ may still be needed)
   int launched_ = 0;                 // rows of the step launched and not collected
+  void* prefill_buf_ = nullptr;      // device: a prefill pass's tokens, positions, seqs, rows
+  uint64_t prefill_bytes_ = 0;
   const float* logits_ = nullptr;
   Staging host_;
   std::map<int, Bucket> buckets_;

@@ -2,8 +2,11 @@
 // Each step admits waiting requests into free sequence slots, prefills one chunk of prompt
 // tokens (of one or several prompts; a long prompt never stalls the running streams for
 // more than a chunk), then decodes one token for every sequence whose prompt is in the
-// cache, as one batch through the ModelRunner (the captured-graph path on a GPU). Requests join and leave the batch at
-// any step; a cancelled request frees its blocks at the next one.
+// cache, as one batch through the ModelRunner (the captured-graph path on a GPU). Requests
+// join and leave the batch at any step; a cancelled request frees its blocks at the next
+// one. Decode steps overlap the host's work: step k + 1 is launched (its tokens taken from
+// step k's ids on the device) before step k's tokens are handed out, unless a request needs
+// its logits on the host.
 //
 // KV memory is one pool of fixed-size blocks (KvBlockPool over the backend's paged cache).
 // A request is admitted when a slot is free and the pool can give it the blocks for its
