@@ -115,6 +115,8 @@ struct StepInputs {
   // row of each prompt that it completes.
   const int32_t* logit_rows = nullptr;
   int64_t n_logit_rows = 0;
+  // False: no output head at all (a prefill pass that completes no prompt samples nothing).
+  bool logits = true;
   // A prefill of several prompts' parts (host memory): part i is rows [part_starts[i],
   // part_starts[i + 1]) of one sequence at consecutive positions. Attention runs part by
   // part, so each gets the one-sequence (tensor-core) kernel.

@@ -156,6 +156,7 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
   for (const PrefillPart& p : parts) starts.push_back(starts.back() + p.n);
   if (parts.size() > 1) in.part_starts = starts.data(), in.n_parts = int(parts.size());
   if (gather) in.logit_rows = buf + 3 * n, in.n_logit_rows = int64_t(rows.size());
+  in.logits = sampled > 0;  // a pass that completes no prompt needs no output head
   logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
   std::vector<int32_t> ids(static_cast<size_t>(sampled));
   if (sampled > 0) {

@@ -61,7 +61,8 @@ class ModelRunner {
 
   int max_batch() const { return max_batch_; }
   // Backend memory: the last step's logits, one row of `vocab` per batch row (decode), or
-  // the last prompt token's row (prefill); valid until the next step.
+  // one per sampled prompt (prefill; none, null, when the pass sampled nothing); valid
+  // until the next step.
   const float* logits() const { return logits_; }
   bool graphs() const { return use_graphs_; }
 

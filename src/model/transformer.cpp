@@ -128,6 +128,7 @@ const float* Transformer::forward_step(const StepInputs& in, int64_t n, KvCache&
   backend_.embed(tok_embd_, in.tokens, n, hp_.embed_scale ? std::sqrt(float(H)) : 1.f, x_);
   cb("inp_embd", -1, x_, n, H);
   for (int il = 0; il < hp_.n_layers; ++il) layer(il, n, in, kv);
+  if (!in.logits) return nullptr;
 
   // Only the rows whose logits are wanted go through the output head.
   int64_t rows = 0;
