@@ -152,9 +152,12 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
   be_.copy_from_host(ints.data(), buf, need);
   be_.copy_from_host(host_.params.data(), params_, uint64_t(std::max(sampled, 1)) * sizeof(RowSampling));
   StepInputs in{buf, buf + n, buf + 2 * n, parts.size() == 1};
-  std::vector<int64_t> starts{0};
-  for (const PrefillPart& p : parts) starts.push_back(starts.back() + p.n);
-  if (parts.size() > 1) in.part_starts = starts.data(), in.n_parts = int(parts.size());
+  std::vector<int64_t> starts;  // of each part's rows, when there are several
+  if (parts.size() > 1) {
+    starts.push_back(0);
+    for (const PrefillPart& p : parts) starts.push_back(starts.back() + p.n);
+    in.part_starts = starts.data(), in.n_parts = int(parts.size());
+  }
   if (gather) in.logit_rows = buf + 3 * n, in.n_logit_rows = int64_t(rows.size());
   in.logits = sampled > 0;  // a pass that completes no prompt needs no output head
   logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
