@@ -129,6 +129,7 @@ Action add_serve(CLI::App& app) {
   app.add_option("--queue", o->sched.max_queue, "requests that may wait for a slot")->capture_default_str();
   app.add_option("--prefill-chunk", o->sched.prefill_chunk, "prompt tokens per scheduler step (default: 2048 on a GPU, 256 on the CPU)");
   app.add_option("--prefill-seqs", o->sched.prefill_seqs, "prompts that may share a prefill pass (default: 64 on a GPU, 1 on the CPU)");
+  app.add_option("--trace-steps", o->sched.trace_path, "write one JSON line per scheduler step to this file");
   app.add_option("--max-body", o->http.max_body_bytes, "largest request body in bytes")->capture_default_str();
   app.add_option("--max-connections", o->http.max_connections, "open client connections at most (more get a 503)")
       ->capture_default_str();

@@ -69,6 +69,7 @@ Scheduler::Scheduler(Model& model, const SchedulerOptions& opts) : model_(model)
   const int64_t pool_blocks = opts_.kv_blocks > 0 ? opts_.kv_blocks : per_seq * opts_.parallel;
   if (pool_blocks > INT32_MAX) throw Error(ErrorCode::kInvalidArgument, "the KV pool is too large", "--kv-memory");
   vocab_ = int32_t(model.hparams().vocab);
+  if (!opts_.trace_path.empty()) trace_.open(opts_.trace_path);  // before anything needs freeing
   Transformer& tf = model.transformer();
   kv_ = tf.new_kv_cache(opts_.context, opts_.parallel, pool_blocks, bs);
   pool_ = std::make_unique<KvBlockPool>(pool_blocks, bs);
@@ -162,11 +163,19 @@ void Scheduler::loop() {
 }
 
 bool Scheduler::step() {
+  rec_ = StepRecord{};
+  if (trace_.on()) rec_.t = trace_.clock();
   drop_cancelled();
   admit();
   prefill_one();
   decode_all();
   publish_stats();
+  if (trace_.on() && (rec_.prefill_parts > 0 || rec_.decode_rows > 0 || rec_.collect_ms > 0)) {
+    rec_.waiting = int64_t(waiting_.size());
+    rec_.running = int64_t(running_.size());
+    rec_.step_ms = (trace_.clock() - rec_.t) * 1e3;
+    trace_.write(rec_);
+  }
   return true;
 }
 
@@ -246,6 +255,7 @@ void Scheduler::admit() {
     if (model_.has_tokenizer()) s->detok = std::make_unique<IncrementalDetokenizer>(model_.tokenizer(), true);
     s->stops = std::make_unique<StopMatcher>(r.opts.stop);
     running_.push_back(std::move(s));
+    ++rec_.admitted;
   }
 }
 
@@ -271,7 +281,11 @@ void Scheduler::prefill_one() {
     budget -= n;
   }
   if (parts.empty()) return;
+  const double t0 = now();
   const std::vector<int32_t> ids = runner_->prefill(parts);
+  rec_.prefill_ms = (now() - t0) * 1e3;
+  rec_.prefill_parts = int64_t(parts.size());
+  for (const auto& p : parts) rec_.prefill_tokens += p.n, rec_.first_tokens += p.sample;
   size_t row = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     Sequence& s = *seqs[i];
@@ -306,7 +320,11 @@ void Scheduler::decode_all() {
   const std::vector<uint64_t> done = std::move(flight_);
   flight_.clear();
   std::vector<int32_t> done_ids(done.size());
-  if (!done.empty()) runner_->collect(done_ids.data());
+  if (!done.empty()) {
+    const double t0 = now();
+    runner_->collect(done_ids.data());
+    rec_.collect_ms = (now() - t0) * 1e3;
+  }
 
   std::vector<Sequence*> next;
   bool host_logits = false;
@@ -322,7 +340,10 @@ void Scheduler::decode_all() {
   }
   if (!host_logits && !next.empty() && int(next.size()) <= runner_->max_batch()) {
     launch_decode(next);
+    rec_.decode_rows = int64_t(next.size());
+    const double t0 = now();
     hand_out(done, done_ids);
+    rec_.hand_out_ms = (now() - t0) * 1e3;
     return;
   }
   // Synchronous steps: hand out what was collected, then decode with the host reading the
@@ -336,6 +357,7 @@ void Scheduler::decode_all() {
     const int b = int(std::min<size_t>(size_t(runner_->max_batch()), batch.size() - b0));
     std::vector<Sequence*> part(batch.begin() + ptrdiff_t(b0), batch.begin() + ptrdiff_t(b0) + b);
     launch_decode(part);
+    rec_.decode_rows += b;
     std::vector<int32_t> ids(static_cast<size_t>(b));
     runner_->collect(ids.data());
     flight_.clear();

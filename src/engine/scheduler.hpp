@@ -29,6 +29,7 @@
 #include "engine/kv_blocks.hpp"
 #include "engine/model_runner.hpp"
 #include "engine/request.hpp"
+#include "engine/step_trace.hpp"
 #include "model/model.hpp"
 
 namespace brisk {
@@ -45,6 +46,7 @@ struct SchedulerOptions {
   // reach its first tokens sooner; 1 keeps each prompt's pass the same as alone (on the
   // CPU backend a pass of a different length may round differently).
   int prefill_seqs = 1;
+  std::string trace_path{};     // a JSON line per step goes here (step_trace.hpp); empty: none
 };
 
 struct SchedulerStats {
@@ -129,6 +131,8 @@ class Scheduler {
   std::vector<float> host_row_;
   std::vector<uint64_t> flight_;  // the serial of each row of the launched, uncollected step
   uint64_t serials_ = 0;
+  StepTrace trace_;
+  StepRecord rec_;  // this step's, while the trace is on
   std::thread thread_;
 };
 

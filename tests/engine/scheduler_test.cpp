@@ -6,9 +6,11 @@
 #include "engine/scheduler.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -300,6 +302,57 @@ TEST_F(SchedulerTest, PromptsPrefilledTogetherMatchTheSameRequestAlone) {
   }
   for (size_t i = 0; i < runs.size(); ++i)
     EXPECT_EQ(runs[i]->tokens, alone(*model_, prompt_for(int(i)), 6)) << "request " << i;
+}
+
+TEST_F(SchedulerTest, StepTraceAccountsForEveryTokenAndStep) {
+  const std::string path = test::scratch_dir() + "/sched_trace.jsonl";
+  std::vector<std::unique_ptr<Tracked>> runs;
+  uint64_t prompt_tokens = 0;
+  {
+    SchedulerOptions o{8, 256, 64, 64};
+    o.prefill_seqs = 8;
+    o.trace_path = path;
+    Scheduler s(*model_, o);
+    for (int i = 0; i < 16; ++i) {
+      runs.push_back(std::make_unique<Tracked>(prompt_for(i), 6));
+      prompt_tokens += runs.back()->req->prompt.size();
+      ASSERT_TRUE(s.submit(runs.back()->req));
+    }
+    for (auto& r : runs) r->wait();
+  }
+  std::ifstream in(path);
+  std::string line;
+  int64_t tokens = 0, firsts = 0, rows = 0, admitted = 0, lines = 0;
+  double last_t = -1;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    ++lines;
+    EXPECT_GE(j["t"].get<double>(), last_t);
+    last_t = j["t"].get<double>();
+    EXPECT_LE(j["prefill_parts"].get<int64_t>(), 8);
+    EXPECT_LE(j["prefill_tokens"].get<int64_t>(), 64);
+    EXPECT_LE(j["decode_rows"].get<int64_t>(), 8);
+    EXPECT_GE(j["step_ms"].get<double>(), j["prefill_ms"].get<double>());
+    tokens += j["prefill_tokens"].get<int64_t>();
+    firsts += j["first_tokens"].get<int64_t>();
+    rows += j["decode_rows"].get<int64_t>();
+    admitted += j["admitted"].get<int64_t>();
+  }
+  EXPECT_GT(lines, 0);
+  EXPECT_EQ(uint64_t(tokens), prompt_tokens);
+  EXPECT_EQ(firsts, 16);
+  EXPECT_EQ(admitted, 16);
+  EXPECT_GE(rows, 16 * 5);  // the first token of each comes from its prefill
+  EXPECT_LE(rows, 16 * 6);  // at most one wasted row each (a sequence ending on a handed-out token)
+
+  SchedulerOptions bad{2, 256, 64, 64};
+  bad.trace_path = test::scratch_dir() + "/no/such/dir/trace.jsonl";
+  try {
+    Scheduler s(*model_, bad);
+    ADD_FAILURE() << "a trace that cannot be written was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+  }
 }
 
 TEST_F(SchedulerTest, PrefixCacheCanBeTurnedOff) {
