@@ -30,11 +30,12 @@ KvCache Backend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t ca
                                        "context (-c) or larger blocks");
   kv.blocks_per_seq = int(per_seq);
   kv.capacity = per_seq * block_size;
-  const uint64_t bytes = uint64_t(kv.layer_stride()) * uint64_t(n_layers) * 4;
+  kv.elem_bytes = kv_elem_bytes();
+  const uint64_t bytes = uint64_t(kv.layer_stride()) * uint64_t(n_layers) * uint64_t(kv.elem_bytes);
   const uint64_t table_bytes = uint64_t(per_seq) * uint64_t(n_seqs) * 4;
   try {
-    kv.k = static_cast<float*>(alloc_bytes(bytes));
-    kv.v = static_cast<float*>(alloc_bytes(bytes));
+    kv.k = alloc_bytes(bytes);
+    kv.v = alloc_bytes(bytes);
     kv.table = static_cast<int32_t*>(alloc_bytes(table_bytes));
   } catch (const Error& e) {
     release_kv(kv);

@@ -69,7 +69,8 @@ struct AttentionConfig {
 };
 
 // Keys and values of all layers in one pool of fixed-size blocks (see kv_pages.hpp for the
-// layout), float32 in backend memory. A token of a step names its sequence by a slot index
+// layout), in backend memory: float32, or bf16 where the backend keeps it so (the CUDA
+// fast mode: half the bytes for decode attention to read; kv_elem_bytes()). A token of a step names its sequence by a slot index
 // (see StepInputs); the slot's row of the block table says which pool blocks hold its
 // positions. A fresh cache gives slot s the blocks [s * blocks_per_seq, (s + 1) *
 // blocks_per_seq) when the pool holds that many; the serving scheduler writes its own rows
@@ -83,9 +84,11 @@ struct KvCache {
   int block_size = 16;     // positions per block, a power of two
   int blocks_per_seq = 0;  // table entries per sequence
   int64_t n_blocks = 0;    // blocks in the pool
-  float* k = nullptr;
-  float* v = nullptr;
+  int elem_bytes = 4;      // 4: float32, 2: bf16
+  void* k = nullptr;
+  void* v = nullptr;
   int32_t* table = nullptr;  // [n_seqs][blocks_per_seq]
+  // In elements (KvPages offsets count elements too).
   int64_t block_stride() const { return int64_t(n_kv_heads) * block_size * head_dim; }
   int64_t layer_stride() const { return block_stride() * n_blocks; }
   KvPages pages(int layer) const;
@@ -149,6 +152,8 @@ class Backend {
   void to_host(const float* src, float* host_dst, int64_t n) { copy_to_host(src, host_dst, uint64_t(n) * 4); }
   void from_host(const float* host_src, float* dst, int64_t n) { copy_from_host(host_src, dst, uint64_t(n) * 4); }
 
+  // Bytes per cached key or value element: 4 (float32), or 2 (bf16) where attention reads it so.
+  virtual int kv_elem_bytes() const { return 4; }
   // A cache of n_seqs slots of `capacity` positions (rounded up to whole blocks) over a pool
   // of n_blocks blocks (0: one private run per slot, n_seqs * blocks_per_seq).
   KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs = 1,

@@ -128,7 +128,7 @@ void bench_case(const BenchOptions& o, Backend& backend, Model& model, const Cei
   // What the work was.
   const double pre_s = median(pre), dec_s = median(dec);
   const double step_s = dec_s / o.gen;
-  const double kv_row_bytes = double(hp.n_kv_heads) * hp.head_dim * 4 * 2;  // K and V, float32
+  const double kv_row_bytes = double(hp.n_kv_heads) * hp.head_dim * backend.kv_elem_bytes() * 2;  // K and V
   double kv_pairs_prefill = 0, kv_read_decode = 0;
   for (int il = 0; il < hp.n_layers; ++il) {
     const int w = hp.layer_sliding[size_t(il)] ? hp.sliding_window : 0;

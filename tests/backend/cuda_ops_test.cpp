@@ -8,8 +8,12 @@
 //   GEMM (prefill, bf16 operands on the tensor cores):    2e-2 (f16 weights 4e-3); exact mode 1e-5
 //   (16-bit weights take the tensor cores from 2 tokens: the GEMM tolerance)
 //   norm, rope, act, add, embed, KV write:                1e-5
-//   attention: exact mode (float32 split kernel) 1e-5; fast mode (bf16 tensor cores: flash
-//   attention 2 for prefill, the tensor-core split kernel for decode on sm_80+) 2e-2
+//   KV cache: float32 in exact mode, byte for byte; bf16 in fast mode, each element the
+//     oracle's value rounded to nearest even (3e-3 after a rope, whose sincosf may move a
+//     value across a rounding boundary)
+//   attention: exact mode (float32 cache, float32 split kernel) 1e-5; fast mode (bf16 cache
+//   and tensor cores: flash attention 2 for prefill, the tensor-core split kernel for
+//   decode on sm_80+, the float kernel over the bf16 cache for groups over 16) 2e-2
 //   sampling: greedy identical; sampled ids identical on >= 98% of rows (fixed-point sums;
 //   expf rounding may move a draw that falls within a unit of a boundary)
 // Without a GPU (CI) the tests skip: scripts/gpu-check runs them on one.
@@ -23,6 +27,7 @@
 #include "backend/backend.hpp"
 #include "backend/row_sampling.hpp"
 #include "base/error.hpp"
+#include "base/half.hpp"
 #include "quant/dtype.hpp"
 #include "quant/quantize.hpp"
 
@@ -78,6 +83,15 @@ class CudaOps : public ::testing::Test {
     b.to_host(p, v.data(), int64_t(n));
     return v;
   }
+  // n elements of a KV cache array as floats (a bf16 cache widened).
+  std::vector<float> kv_host(Backend& b, const KvCache& kv, const void* p, size_t n) {
+    if (kv.elem_bytes == 4) return host(b, static_cast<const float*>(p), n);
+    std::vector<uint16_t> raw(n);
+    b.copy_to_host(p, raw.data(), n * 2);
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = bf16_to_f32(raw[i]);
+    return v;
+  }
   void TearDown() override {
     for (auto& [b, p] : owned_) b->release_bytes(p);
   }
@@ -85,6 +99,11 @@ class CudaOps : public ::testing::Test {
   std::unique_ptr<Backend> gpu_, exact_, cpu_;
   std::vector<std::pair<Backend*, void*>> owned_;
 };
+
+std::vector<float> bf16_rounded(std::vector<float> v) {
+  for (float& x : v) x = bf16_to_f32(f32_to_bf16(x));
+  return v;
+}
 
 struct Weight {
   std::vector<uint8_t> bytes;
@@ -314,23 +333,28 @@ TEST_F(CudaOps, FusedRopeAndKvWrite) {
     std::vector<int32_t> pos(static_cast<size_t>(n)), seq(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = int32_t((i * 7) % cap), seq[size_t(i)] = int32_t(i % 2);
     auto q = randn(size_t(n * heads * hd), 1), k = randn(size_t(n * kvh * hd), 2), v = randn(size_t(n * kvh * hd), 3);
-    std::vector<std::vector<float>> out[2];
+    std::vector<std::vector<float>> out[3];  // the fast GPU (bf16 cache), the exact GPU, the CPU
     int i = 0;
-    for (Backend* b : {gpu_.get(), cpu_.get()}) {
+    for (Backend* b : {gpu_.get(), exact_.get(), cpu_.get()}) {
       KvCache kv = b->alloc_kv(2, kvh, hd, cap, 2);
-      std::vector<float> zeros(size_t(kv.layer_stride() * 2), 0.f);
-      b->from_host(zeros.data(), kv.k, int64_t(zeros.size()));
-      b->from_host(zeros.data(), kv.v, int64_t(zeros.size()));
+      const size_t elems = size_t(kv.layer_stride() * 2);
+      const std::vector<uint8_t> zeros(elems * size_t(kv.elem_bytes), 0);
+      b->copy_from_host(zeros.data(), kv.k, zeros.size());
+      b->copy_from_host(zeros.data(), kv.v, zeros.size());
       float *bq = dev(*b, q), *bk = dev(*b, k), *bv = dev(*b, v);
       b->rope_kv_write(bq, bk, bv, n, heads, dev_ids(*b, pos), dev_ids(*b, seq), cfg, kv, 1);
       out[i].push_back(host(*b, bq, q.size()));
       out[i].push_back(host(*b, bk, k.size()));
-      out[i].push_back(host(*b, kv.k, zeros.size()));
-      out[i].push_back(host(*b, kv.v, zeros.size()));
+      out[i].push_back(kv_host(*b, kv, kv.k, elems));
+      out[i].push_back(kv_host(*b, kv, kv.v, elems));
       b->release_kv(kv);
       ++i;
     }
-    for (size_t j = 0; j < 4; ++j) EXPECT_LT(rel_err(out[0][j], out[1][j]), 2e-5) << "hd " << hd << " output " << j;
+    for (size_t j = 0; j < 4; ++j)
+      EXPECT_LT(rel_err(out[1][j], out[2][j]), 2e-5) << "exact, hd " << hd << " output " << j;
+    for (size_t j = 0; j < 2; ++j) EXPECT_LT(rel_err(out[0][j], out[2][j]), 2e-5) << "fast, hd " << hd << " output " << j;
+    EXPECT_LT(rel_err(out[0][2], bf16_rounded(out[2][2])), 3e-3) << "fast, hd " << hd << ": rotated keys in the cache";
+    EXPECT_EQ(out[0][3], bf16_rounded(out[2][3])) << "fast, hd " << hd << ": values in the cache";
   }
 }
 
@@ -344,7 +368,8 @@ TEST_F(CudaOps, AttentionDecodeAndPrefill) {
       {8, 8, 64, 0, 1, 1, 0},       {28, 4, 128, 0, 1, 1, 700},  {8, 1, 128, 0, 3, 3, 40},
       {16, 8, 256, 5, 2, 2, 33},    {32, 2, 128, 0, 1, 1, 260},  {28, 4, 128, 0, 64, 64, 100},
       {28, 4, 128, 0, 1, 77, 0},    {28, 4, 128, 0, 1, 130, 300}, {8, 2, 64, 16, 1, 100, 9},
-      {4, 4, 256, 0, 1, 65, 0},     {16, 8, 256, 512, 1, 200, 400}, {32, 2, 128, 0, 1, 64, 0}};
+      {4, 4, 256, 0, 1, 65, 0},     {16, 8, 256, 512, 1, 200, 400}, {32, 2, 128, 0, 1, 64, 0},
+      {40, 2, 64, 0, 2, 2, 50}};  // a group of 20: the float kernel over the fast mode's bf16 cache
   uint32_t seed = 11;
   for (const AttnCase& c : cases) {
     const int64_t cap = c.start + c.n + 3;
@@ -354,13 +379,17 @@ TEST_F(CudaOps, AttentionDecodeAndPrefill) {
     const int64_t pool = gk.n_blocks + 5;
     gpu_->release_kv(gk);
     gk = gpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs, pool, 16);
+    KvCache ek = exact_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs, pool, 16);
     KvCache ck = cpu_->alloc_kv(layers, c.kv_heads, c.hd, cap, c.seqs, pool, 16);
+    ASSERT_EQ(gk.elem_bytes, 2);
+    ASSERT_EQ(ek.elem_bytes, 4);
     std::vector<int32_t> table(static_cast<size_t>(pool));
     for (int64_t i = 0; i < pool; ++i) table[size_t(i)] = int32_t(i);
     std::shuffle(table.begin(), table.end(), std::mt19937(seed));
     for (int s = 0; s < c.seqs; ++s) {
       const int32_t* row = table.data() + int64_t(s) * gk.blocks_per_seq;
       gpu_->set_kv_blocks(gk, s, row, gk.blocks_per_seq);
+      exact_->set_kv_blocks(ek, s, row, ek.blocks_per_seq);
       cpu_->set_kv_blocks(ck, s, row, ck.blocks_per_seq);
     }
     // Fill every sequence's cache up to the positions used, then the queries' own keys.
@@ -371,6 +400,7 @@ TEST_F(CudaOps, AttentionDecodeAndPrefill) {
     const int64_t m = int64_t(pos.size()), kvd = int64_t(c.kv_heads) * c.hd;
     auto k = randn(size_t(m * kvd), seed++), v = randn(size_t(m * kvd), seed++);
     gpu_->kv_write(gk, layer, dev(*gpu_, k), dev(*gpu_, v), m, dev_ids(*gpu_, pos), dev_ids(*gpu_, seq));
+    exact_->kv_write(ek, layer, dev(*exact_, k), dev(*exact_, v), m, dev_ids(*exact_, pos), dev_ids(*exact_, seq));
     cpu_->kv_write(ck, layer, dev(*cpu_, k), dev(*cpu_, v), m, dev_ids(*cpu_, pos), dev_ids(*cpu_, seq));
     // Queries: the last c.n positions of the prefill, or each sequence's last position.
     std::vector<int32_t> qpos, qseq;
@@ -392,26 +422,29 @@ TEST_F(CudaOps, AttentionDecodeAndPrefill) {
     gpu_->attention(dq, gk, layer, n, dpos, dseq, cfg, go);
     EXPECT_LT(rel_err(host(*gpu_, go, out_n), ref), 2e-2)
         << "fast " << c.heads << "/" << c.kv_heads << " hd " << c.hd << " window " << c.window << " n " << n;
-    // Exact mode: the float32 split kernel, over the same cache and queries.
+    // Exact mode: the float32 split kernel over a float32 cache, with the same queries.
     gpu_->synchronize();
     float* eo = poisoned(*exact_, out_n);
-    exact_->attention(dq, gk, layer, n, dpos, dseq, cfg, eo);
+    exact_->attention(dq, ek, layer, n, dpos, dseq, cfg, eo);
     EXPECT_LT(rel_err(host(*exact_, eo, out_n), ref), 1e-5)
         << "exact " << c.heads << "/" << c.kv_heads << " hd " << c.hd << " window " << c.window << " n " << n;
-    // The KV cache itself, byte for byte.
+    // The KV caches themselves: the exact one byte for byte, the fast one rounded to bf16.
     const size_t kv_n = size_t(gk.layer_stride() * layers);
-    std::vector<float> gkh(kv_n), ckh(kv_n);
-    gpu_->to_host(gk.k, gkh.data(), int64_t(kv_n));
-    cpu_->to_host(ck.k, ckh.data(), int64_t(kv_n));
+    const std::vector<float> ckh = host(*cpu_, static_cast<float*>(ck.k), kv_n);
+    const std::vector<float> ekh = kv_host(*exact_, ek, ek.k, kv_n), gkh = kv_host(*gpu_, gk, gk.k, kv_n);
     KvPages host_pages = gk.pages(layer);
     host_pages.table = table.data();
     for (int s = 0; s < c.seqs; ++s)
       for (int h = 0; h < c.kv_heads; ++h)
         for (int64_t p = 0; p <= c.start; ++p) {
           const int64_t off = host_pages.row(s, h, p);
-          ASSERT_EQ(0, std::memcmp(gkh.data() + off, ckh.data() + off, size_t(c.hd) * 4)) << s << " " << h << " " << p;
+          const std::vector<float> want(ckh.begin() + off, ckh.begin() + off + c.hd);
+          ASSERT_EQ(0, std::memcmp(ekh.data() + off, want.data(), size_t(c.hd) * 4)) << s << " " << h << " " << p;
+          ASSERT_EQ(std::vector<float>(gkh.begin() + off, gkh.begin() + off + c.hd), bf16_rounded(want))
+              << s << " " << h << " " << p;
         }
     gpu_->release_kv(gk);
+    exact_->release_kv(ek);
     cpu_->release_kv(ck);
   }
 }

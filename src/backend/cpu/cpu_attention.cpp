@@ -41,6 +41,8 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
   const int hd = cfg.head_dim;
   const int group = cfg.n_heads / cfg.n_kv_heads;
   const KvPages pages = kv.pages(layer);
+  const auto* kc = static_cast<const float*>(kv.k);  // float32: this backend's caches are
+  const auto* vc = static_cast<const float*>(kv.v);
   pool_.parallel_for(n * cfg.n_heads, [&](int64_t w0, int64_t w1) {
     std::vector<float> scores;
     for (int64_t w = w0; w < w1; ++w) {
@@ -54,7 +56,7 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
       scores.resize(size_t(p - lo + 1));
       float mx = -INFINITY;
       for (int64_t j = lo; j <= p; ++j) {
-        float s = dot_row(DType::F32, kv.k + pages.row(seq, kvh, j), qv, hd) * cfg.scale;
+        float s = dot_row(DType::F32, kc + pages.row(seq, kvh, j), qv, hd) * cfg.scale;
         scores[size_t(j - lo)] = s;
         mx = std::max(mx, s);
       }
@@ -67,7 +69,7 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
       std::fill(o, o + hd, 0.f);
       for (int64_t j = lo; j <= p; ++j) {
         const float pj = scores[size_t(j - lo)] / sum;
-        const float* vv = kv.v + pages.row(seq, kvh, j);
+        const float* vv = vc + pages.row(seq, kvh, j);
         for (int d = 0; d < hd; ++d) o[d] += pj * vv[d];
       }
     }

@@ -102,11 +102,13 @@ void CpuBackend::kv_write(KvCache& kv, int layer, const float* k, const float* v
                           const int32_t* positions, const int32_t* seqs) {
   const int64_t hd = kv.head_dim;
   const KvPages pages = kv.pages(layer);
+  auto* kc = static_cast<float*>(kv.k);  // float32: this backend's caches are
+  auto* vc = static_cast<float*>(kv.v);
   for (int64_t t = 0; t < n; ++t) {
     for (int h = 0; h < kv.n_kv_heads; ++h) {
       const int64_t off = pages.row(seqs ? seqs[t] : 0, h, positions[t]);
-      std::memcpy(kv.k + off, k + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
-      std::memcpy(kv.v + off, v + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
+      std::memcpy(kc + off, k + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
+      std::memcpy(vc + off, v + (t * kv.n_kv_heads + h) * hd, size_t(hd) * 4);
     }
   }
 }

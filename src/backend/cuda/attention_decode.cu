@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backend/cuda/kernels.cuh"
+#include "backend/cuda/kv_elems.cuh"
 
 namespace brisk::cuda {
 namespace {
@@ -23,9 +24,9 @@ constexpr int kUnroll = 4;  // positions a warp loads before using any
 // G: query heads per block at most (a larger group is split over blocks, each reading the
 // rows again, mostly from L2): 4 rather than 8 halves the registers (96, not 149), so more
 // blocks are in flight (45 vs 57 us a layer at batch 64, bench/RESULTS.md).
-template <int D, int G>
+template <int D, int G, typename C>
 __global__ void __launch_bounds__(kWarps * 32)
-    decode_split_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
+    decode_split_kernel(const float* __restrict__ q, const C* __restrict__ kc, const C* __restrict__ vc,
                         KvPages pages, const int32_t* positions,
                         const int32_t* seqs, int n_heads, int HD, int group, int group_chunks, float scale,
                         int window, int splits, float* partial) {
@@ -61,12 +62,12 @@ __global__ void __launch_bounds__(kWarps * 32)
     for (int u = 0; u < kUnroll; ++u) {
       const bool valid = jb + u < j1;
       const int64_t row = valid ? pages.row(seq, kvh, jb + u) : 0;
-      const float* kr = kc + row + lane * D;
-      const float* vr = vc + row + lane * D;
+      const C* kr = kc + row + lane * D;
+      const C* vr = vc + row + lane * D;
 #pragma unroll
       for (int d = 0; d < D; ++d) {
         const bool in = valid && lane * D + d < HD;
-        kv[u][d] = in ? __ldg(kr + d) : 0.f, vv[u][d] = in ? __ldg(vr + d) : 0.f;
+        kv[u][d] = in ? load_kv(kr + d) : 0.f, vv[u][d] = in ? load_kv(vr + d) : 0.f;
       }
     }
 #pragma unroll
@@ -166,8 +167,11 @@ void launch_decode_group(const float* q, const KvCache& kv, int layer, int64_t n
   const int group = cfg.n_heads / cfg.n_kv_heads;
   const int chunks = (group + G - 1) / G;
   dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads * chunks), unsigned(n));
-  launch(decode_split_kernel<D, G>, grid, kWarps * 32, 0, s, q, kv.k, kv.v, kv.pages(layer), positions, seqs,
-         cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits, partial);
+  with_kv_elems(kv, [&](auto* kc, auto* vc) {
+    launch(decode_split_kernel<D, G, std::remove_pointer_t<decltype(kc)>>, grid, kWarps * 32, 0, s, q, kc, vc,
+           kv.pages(layer), positions, seqs, cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits,
+           partial);
+  });
 }
 
 template <int D>

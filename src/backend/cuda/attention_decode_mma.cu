@@ -1,8 +1,8 @@
 // Split-K decode attention on the tensor cores (sm_80+), for the fast mode: a block takes
 // one token, one KV head and one slice of the token's visible positions, and all the query
 // heads of that KV head (up to 16) as the 16 rows of one m16n8k16 tile, so each K and V row
-// is read once for the whole group. Each of the 4 warps walks its own 16-key tiles (float32
-// cache rows converted to bf16 in its part of shared memory), S = Q K^T and O += P V run as
+// is read once for the whole group. Each of the 4 warps walks its own 16-key tiles (cache
+// rows as bf16 in its part of shared memory), S = Q K^T and O += P V run as
 // in the prefill kernel (online softmax in base 2, S held in registers as P), and the warps
 // merge through shared memory into the same (max, sum, unnormalised output) per head and
 // split that the float kernel writes, for the same combine kernel. Scores, probabilities and
@@ -10,6 +10,7 @@
 #include <cfloat>
 
 #include "backend/cuda/kernels.cuh"
+#include "backend/cuda/kv_elems.cuh"
 #include "backend/cuda/mma.cuh"
 
 namespace brisk::cuda {
@@ -28,9 +29,9 @@ struct DecodeTile {
   static constexpr size_t bytes = kv + (kWarps * warp_kv > merge ? kWarps * warp_kv : merge);
 };
 
-template <int HD>
+template <int HD, typename C>
 __global__ void __launch_bounds__(kWarps * 32)
-    decode_mma_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
+    decode_mma_kernel(const float* __restrict__ q, const C* __restrict__ kc, const C* __restrict__ vc,
                       KvPages pages, const int32_t* positions, const int32_t* seqs, int n_heads, int group,
                       float scale, int window, int splits, float* partial) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -72,17 +73,13 @@ __global__ void __launch_bounds__(kWarps * 32)
     // This warp's tile: lane r looks up row r in the block table once; the rows' offsets
     // then go round by shuffle, so the loads depend on nothing but that.
     const int64_t my_row = lane < valid ? pages.row(seq, kvh, kt + lane) : 0;
+    constexpr int kVec = kKvVec<C>;
 #pragma unroll 4
-    for (int i = lane; i < kBK * HD / 4; i += 32) {
-      const int r = i / (HD / 4), c = (i % (HD / 4)) * 4;
+    for (int i = lane; i < kBK * HD / kVec; i += 32) {
+      const int r = i / (HD / kVec), c = (i % (HD / kVec)) * kVec;
       const int64_t row = __shfl_sync(0xffffffffu, my_row, r) + c;
-      float4 k4 = make_float4(0.f, 0.f, 0.f, 0.f), v4 = k4;
-      if (r < valid) {
-        k4 = __ldg(reinterpret_cast<const float4*>(kc + row));
-        v4 = __ldg(reinterpret_cast<const float4*>(vc + row));
-      }
-      *reinterpret_cast<uint2*>(Ks + r * kLd + c) = make_uint2(pack_bf16(k4.x, k4.y), pack_bf16(k4.z, k4.w));
-      *reinterpret_cast<uint2*>(Vs + r * kLd + c) = make_uint2(pack_bf16(v4.x, v4.y), pack_bf16(v4.z, v4.w));
+      kv_to_smem(Ks + r * kLd + c, kc + row, r < valid);
+      kv_to_smem(Vs + r * kLd + c, vc + row, r < valid);
     }
     __syncwarp();
 
@@ -184,14 +181,18 @@ template <int HD>
 void launch_mma(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions, const int32_t* seqs,
                 const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
   constexpr size_t bytes = DecodeTile<HD>::bytes;
-  static bool configured = false;  // per head size; the first step runs before any capture
-  if (!configured) {
-    BRISK_CUDA_CHECK(cudaFuncSetAttribute(decode_mma_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    configured = true;
-  }
   dim3 grid(unsigned(splits), unsigned(cfg.n_kv_heads), unsigned(n));
-  launch(decode_mma_kernel<HD>, grid, kWarps * 32, bytes, s, q, kv.k, kv.v, kv.pages(layer), positions, seqs,
-         cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, splits, partial);
+  with_kv_elems(kv, [&](auto* kc, auto* vc) {
+    using C = std::remove_pointer_t<decltype(kc)>;
+    static bool configured = false;  // per head size and cache type; the first step runs before any capture
+    if (!configured) {
+      BRISK_CUDA_CHECK(cudaFuncSetAttribute(decode_mma_kernel<HD, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            int(bytes)));
+      configured = true;
+    }
+    launch(decode_mma_kernel<HD, C>, grid, kWarps * 32, bytes, s, q, kc, vc, kv.pages(layer), positions, seqs,
+           cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, splits, partial);
+  });
 }
 
 }  // namespace

@@ -7,9 +7,11 @@
 // through shared memory. The softmax runs in base 2 (log2 e folded into the query scale);
 // row sums stay per thread until the end. Causal and sliding-window masks come from each
 // query's position, read from device memory. Blocks with the most keys start first.
+// (The cache is float32 in the exact mode, converted as it is loaded, or bf16 in the fast one.)
 #include <cfloat>
 
 #include "backend/cuda/kernels.cuh"
+#include "backend/cuda/kv_elems.cuh"
 #include "backend/cuda/mma.cuh"
 
 namespace brisk::cuda {
@@ -30,21 +32,19 @@ struct PrefillTile {
 
 // kBK key or value rows from position kt of (seq, kv head) into bf16 shared rows, each row
 // found through the block table; rows past `valid` are zero.
-template <int HD>
-__device__ __forceinline__ void load_kv_rows(__nv_bfloat16* dst, const float* cache, const KvPages& pages, int64_t seq,
+template <int HD, typename C>
+__device__ __forceinline__ void load_kv_rows(__nv_bfloat16* dst, const C* cache, const KvPages& pages, int64_t seq,
                                              int kvh, int64_t kt, int rows, int valid) {
-  constexpr int kLd = PrefillTile<HD>::kLd;
-  for (int i = threadIdx.x; i < rows * HD / 4; i += kWarps * 32) {
-    const int r = i / (HD / 4), c = (i % (HD / 4)) * 4;
-    float4 x = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (r < valid) x = __ldg(reinterpret_cast<const float4*>(cache + pages.row(seq, kvh, kt + r) + c));
-    *reinterpret_cast<uint2*>(dst + r * kLd + c) = make_uint2(pack_bf16(x.x, x.y), pack_bf16(x.z, x.w));
+  constexpr int kLd = PrefillTile<HD>::kLd, kVec = kKvVec<C>;
+  for (int i = threadIdx.x; i < rows * HD / kVec; i += kWarps * 32) {
+    const int r = i / (HD / kVec), c = (i % (HD / kVec)) * kVec;
+    kv_to_smem(dst + r * kLd + c, cache + (r < valid ? pages.row(seq, kvh, kt + r) + c : 0), r < valid);
   }
 }
 
-template <int HD>
+template <int HD, typename C>
 __global__ void __launch_bounds__(kWarps * 32)
-    prefill_kernel(const float* __restrict__ q, const float* __restrict__ kc, const float* __restrict__ vc,
+    prefill_kernel(const float* __restrict__ q, const C* __restrict__ kc, const C* __restrict__ vc,
                    KvPages pages, const int32_t* positions, const int32_t* seqs, int64_t n, int n_heads, int group, float scale, int window, float* out) {
   pdl_wait();
   pdl_launch_dependents();
@@ -175,23 +175,35 @@ __global__ void __launch_bounds__(kWarps * 32)
 #endif
 }
 
-template <int HD>
-bool launch_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
-                    const int32_t* seqs, const AttentionConfig& cfg, float* out, cudaStream_t s) {
+template <int HD, typename C>
+bool launch_prefill(const float* q, const C* kc, const C* vc, const KvCache& kv, int layer, int64_t n,
+                    const int32_t* positions, const int32_t* seqs, const AttentionConfig& cfg, float* out,
+                    cudaStream_t s) {
   constexpr size_t bytes = PrefillTile<HD>::bytes;
-  static bool configured = false;  // per head size; set before any capture
+  static bool configured = false;  // per head size and cache type; set before any capture
   if (!configured) {
     int dev = 0, limit = 0;
     BRISK_CUDA_CHECK(cudaGetDevice(&dev));
     BRISK_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
     if (bytes > size_t(limit)) return false;
-    BRISK_CUDA_CHECK(cudaFuncSetAttribute(prefill_kernel<HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    BRISK_CUDA_CHECK(
+        cudaFuncSetAttribute(prefill_kernel<HD, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     configured = true;
   }
   dim3 grid(unsigned((n + kBQ - 1) / kBQ), unsigned(cfg.n_heads));
-  launch(prefill_kernel<HD>, grid, kWarps * 32, bytes, s, q, kv.k, kv.v, kv.pages(layer), positions,
-         seqs, n, cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
+  launch(prefill_kernel<HD, C>, grid, kWarps * 32, bytes, s, q, kc, vc, kv.pages(layer), positions, seqs, n,
+         cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, out);
   return true;
+}
+
+template <int HD>
+bool launch_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
+                    const int32_t* seqs, const AttentionConfig& cfg, float* out, cudaStream_t s) {
+  bool launched = false;
+  with_kv_elems(kv, [&](auto* kc, auto* vc) {
+    launched = launch_prefill<HD>(q, kc, vc, kv, layer, n, positions, seqs, cfg, out, s);
+  });
+  return launched;
 }
 
 }  // namespace

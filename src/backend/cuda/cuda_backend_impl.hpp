@@ -28,6 +28,8 @@ class CudaBackend final : public Backend {
   void copy_to_host(const void* src, void* host_dst, uint64_t bytes) override;
   void copy_from_host(const void* host_src, void* dst, uint64_t bytes) override;
   void synchronize() override;
+  // bf16 in the fast mode (attention converts to bf16 anyway); float32 in the exact mode.
+  int kv_elem_bytes() const override { return exact_ ? 4 : 2; }
 
   void embed(const DeviceWeight& table, const int32_t* ids, int64_t n, float scale, float* out) override;
   void rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) override;

@@ -1,6 +1,7 @@
 // Rotary position embedding (both pairings) and the KV-cache write. Positions and sequence
 // slots are read from device memory, so a captured decode step replays at new positions.
 #include "backend/cuda/kernels.cuh"
+#include "backend/cuda/kv_elems.cuh"
 
 namespace brisk::cuda {
 namespace {
@@ -26,7 +27,8 @@ __global__ void rope_kernel(float* x, int64_t n, int n_heads, int head_dim, cons
   v[b] = x1 * cs + x0 * sn;
 }
 
-__global__ void kv_write_kernel(float* kc, float* vc, KvPages pages, int n_kv_heads, int head_dim, const float* k, const float* v, int64_t n,
+template <typename C>
+__global__ void kv_write_kernel(C* kc, C* vc, KvPages pages, int n_kv_heads, int head_dim, const float* k, const float* v, int64_t n,
                                 const int32_t* positions, const int32_t* seqs) {
   pdl_wait();
   pdl_launch_dependents();
@@ -35,14 +37,15 @@ __global__ void kv_write_kernel(float* kc, float* vc, KvPages pages, int n_kv_he
   if (i >= n * per_token) return;
   const int64_t t = i / per_token, hd = i % per_token, h = hd / head_dim, d = hd % head_dim;
   const int64_t off = pages.row(seqs ? seqs[t] : 0, h, positions[t]) + d;
-  kc[off] = k[i];
-  vc[off] = v[i];
+  store_kv(kc + off, k[i]);
+  store_kv(vc + off, v[i]);
 }
 
 // rope of q and k heads, rotated k and v into the cache, in one launch.
+template <typename C>
 __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, int n_heads, int n_kv, int head_dim,
                                const int32_t* positions, const int32_t* seqs, const float* __restrict__ inv_freq,
-                               float linear_factor, bool interleaved, float* kc, float* vc, KvPages pages) {
+                               float linear_factor, bool interleaved, C* kc, C* vc, KvPages pages) {
   pdl_wait();
   pdl_launch_dependents();
   const int half = head_dim / 2;
@@ -63,7 +66,7 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
     x[a] = y0, x[b] = y1;
     if (is_k) {
       const int64_t off = pages.row(seqs ? seqs[t] : 0, h - n_heads, positions[t]);
-      kc[off + a] = y0, kc[off + b] = y1;
+      store_kv(kc + off + a, y0), store_kv(kc + off + b, y1);
     }
     return;
   }
@@ -71,7 +74,7 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
   if (i >= n * n_kv * head_dim) return;
   const int64_t t = i / (int64_t(n_kv) * head_dim), hd = i % (int64_t(n_kv) * head_dim);
   const int64_t off = pages.row(seqs ? seqs[t] : 0, hd / head_dim, positions[t]) + hd % head_dim;
-  vc[off] = v[i];
+  store_kv(vc + off, v[i]);
 }
 
 }  // namespace
@@ -80,9 +83,11 @@ void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, c
                    const int32_t* seqs, const float* inv_freq, float linear_factor, RopeStyle style,
                    const KvCache& kv, int layer, cudaStream_t s) {
   const int64_t total = n * (n_heads + kv.n_kv_heads) * (kv.head_dim / 2) + n * kv.n_kv_heads * kv.head_dim;
-  launch(rope_kv_kernel, blocks_for(total, 256), 256, 0, s, q, k, v, n, n_heads, kv.n_kv_heads, kv.head_dim, positions, seqs,
-                                                        inv_freq, linear_factor, style == RopeStyle::Interleaved, kv.k,
-                                                        kv.v, kv.pages(layer));
+  with_kv_elems(kv, [&](auto* kc, auto* vc) {
+    launch(rope_kv_kernel<std::remove_pointer_t<decltype(kc)>>, blocks_for(total, 256), 256, 0, s, q, k, v, n, n_heads,
+           kv.n_kv_heads, kv.head_dim, positions, seqs, inv_freq, linear_factor, style == RopeStyle::Interleaved, kc,
+           vc, kv.pages(layer));
+  });
   BRISK_LAUNCH_CHECK();
 }
 
@@ -97,8 +102,10 @@ void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positio
 void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
               const int32_t* seqs, cudaStream_t s) {
   const int64_t total = n * kv.n_kv_heads * kv.head_dim;
-  launch(kv_write_kernel, blocks_for(total, 256), 256, 0, s, kv.k, kv.v, kv.pages(layer), kv.n_kv_heads, kv.head_dim, k, v, n, positions,
-                                                         seqs);
+  with_kv_elems(kv, [&](auto* kc, auto* vc) {
+    launch(kv_write_kernel<std::remove_pointer_t<decltype(kc)>>, blocks_for(total, 256), 256, 0, s, kc, vc,
+           kv.pages(layer), kv.n_kv_heads, kv.head_dim, k, v, n, positions, seqs);
+  });
   BRISK_LAUNCH_CHECK();
 }
 
