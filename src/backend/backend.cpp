@@ -77,6 +77,14 @@ void Backend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const*
   for (int i = 0; i < count; ++i) matmul(x, n, *ws[i], ys[i], biases[i]);
 }
 
+void Backend::qkv_rope_kv_write(const float* x, int64_t n, const DeviceWeight* const* ws,
+                                const DeviceWeight* const* biases, float* const* qkv, int n_heads,
+                                const int32_t* positions, const int32_t* seqs, const RopeConfig& cfg, KvCache& kv,
+                                int layer) {
+  matmul_multi(x, n, ws, qkv, biases, 3);
+  rope_kv_write(qkv[0], qkv[1], qkv[2], n, n_heads, positions, seqs, cfg, kv, layer);
+}
+
 void Backend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
                            Activation act, float* out, float* scratch) {
   matmul(x, n, gate, out);

@@ -190,6 +190,14 @@ class Backend {
   // cache: the three ops above in one pass where a backend fuses them.
   virtual void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
                              const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer);
+  // An attention block's input side without q/k norms: q/k/v = matmul_multi(x, ws, biases)
+  // (qkv[0..2] are [n] rows of each), then rope_kv_write. q and k end rotated; v may be left
+  // unwritten (its values are in the cache). A backend may fuse the split of one product
+  // for all three into the rope pass.
+  virtual void qkv_rope_kv_write(const float* x, int64_t n, const DeviceWeight* const* ws,
+                                 const DeviceWeight* const* biases, float* const* qkv, int n_heads,
+                                 const int32_t* positions, const int32_t* seqs, const RopeConfig& cfg, KvCache& kv,
+                                 int layer);
   // Causal attention of n queries (at `positions`, of sequences `seqs`) over the layer's cache.
   // q and out are [n, n_heads * head_dim]; every key of the query's sequence at a position <=
   // the query's must already be written.

@@ -74,6 +74,8 @@ int serve(ServeOptions& o) {
     // Several prompts per prefill pass on a GPU (a burst of arrivals gets its first tokens in
     // one pass); one on the CPU, where a pass of another length may round differently.
     if (o.sched.prefill_seqs == 0) o.sched.prefill_seqs = gpu ? 64 : 1;
+    // A GPU's first steps choose algorithms and capture graphs: done before "ready".
+    o.sched.warm_up = gpu;
     if (o.kv_memory > 0) {
       const HParams& hp = model->hparams();
       const uint64_t block_bytes = 2ull * uint64_t(backend->kv_elem_bytes()) * uint64_t(hp.n_layers) * uint64_t(hp.n_kv_heads) *

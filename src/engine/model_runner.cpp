@@ -104,6 +104,19 @@ void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const 
   launched_ = b;
 }
 
+void ModelRunner::warm_up(int64_t prefill_tokens) {
+  prefill_tokens = std::min<int64_t>(prefill_tokens, kv_.capacity);
+  const std::vector<int32_t> zeros(size_t(std::max<int64_t>(capacity_, prefill_tokens)), 0);
+  const std::vector<RowSampling> greedy(static_cast<size_t>(capacity_));
+  std::vector<int32_t> ids(static_cast<size_t>(capacity_));
+  if (prefill_tokens > 0) prefill(zeros.data(), prefill_tokens, 0, 0, greedy[0]);
+  for (int b = 1;; b *= 2) {
+    const int rows = std::min(b, max_batch_);
+    for (int use = 0; use < 2; ++use) decode(zeros.data(), zeros.data(), zeros.data(), greedy.data(), rows, ids.data());
+    if (rows == max_batch_) break;
+  }
+}
+
 void ModelRunner::collect(int32_t* ids) {
   if (launched_ == 0) throw Error(ErrorCode::kInternal, "no decode step to collect");
   const int b = launched_;

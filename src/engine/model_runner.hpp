@@ -59,6 +59,14 @@ class ModelRunner {
   // sampled); returns the sampled ids in order, their logits rows in logits().
   std::vector<int32_t> prefill(const std::vector<PrefillPart>& parts);
 
+  // Runs every batch bucket's decode step twice (directly, then captured) and one prefill pass
+  // of prefill_tokens, all on slot 0 from position 0, so that the first requests find the
+  // products' algorithms chosen (cuBLASLt's timing of candidates), the kernels loaded and the
+  // graphs captured, instead of paying for it in their time to first token. The KV rows it
+  // writes are never read: a sequence reads only positions it has written first. Call it
+  // before any sequence holds KV blocks.
+  void warm_up(int64_t prefill_tokens);
+
   int max_batch() const { return max_batch_; }
   // Backend memory: the last step's logits, one row of `vocab` per batch row (decode), or
   // one per sampled prompt (prefill; none, null, when the pass sampled nothing); valid

@@ -74,6 +74,7 @@ Scheduler::Scheduler(Model& model, const SchedulerOptions& opts) : model_(model)
   kv_ = tf.new_kv_cache(opts_.context, opts_.parallel, pool_blocks, bs);
   pool_ = std::make_unique<KvBlockPool>(pool_blocks, bs);
   runner_ = std::make_unique<ModelRunner>(tf, kv_, std::min(opts_.parallel, kMaxDecodeBatch), opts_.prefill_chunk);
+  if (opts_.warm_up) runner_->warm_up(std::min(opts_.prefill_chunk, opts_.context));
   for (int s = opts_.parallel - 1; s >= 0; --s) free_slots_.push_back(s);
   host_row_.resize(size_t(vocab_));
   stats_.slots_total = opts_.parallel;

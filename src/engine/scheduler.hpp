@@ -46,6 +46,9 @@ struct SchedulerOptions {
   // reach its first tokens sooner; 1 keeps each prompt's pass the same as alone (on the
   // CPU backend a pass of a different length may round differently).
   int prefill_seqs = 1;
+  // Before taking requests, run each decode bucket and a prefill chunk once (ModelRunner::
+  // warm_up), so the first requests do not pay for choosing algorithms and capturing graphs.
+  bool warm_up = false;
   std::string trace_path{};     // a JSON line per step goes here (step_trace.hpp); empty: none
 };
 

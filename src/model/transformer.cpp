@@ -164,18 +164,22 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   float* qkv_out[3] = {q_, k_, v_};
   const DeviceWeight* qkv_bias[3] = {L.bq.present() ? &L.bq : nullptr, L.bk.present() ? &L.bk : nullptr,
                                      L.bv.present() ? &L.bv : nullptr};
-  backend_.matmul_multi(h_, n, qkv, qkv_out, qkv_bias, 3);
-  cb("Qcur", il, q_, n, int64_t(hp_.n_heads) * hd);
-  cb("Kcur", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
-  cb("Vcur", il, v_, n, int64_t(hp_.n_kv_heads) * hd);
-  if (hp_.qk_norm) {
-    backend_.rmsnorm(q_, n * hp_.n_heads, L.q_norm, hp_.norm_eps, q_);
-    backend_.rmsnorm(k_, n * hp_.n_kv_heads, L.k_norm, hp_.norm_eps, k_);
-    cb("Qcur_normed", il, q_, n, int64_t(hp_.n_heads) * hd);
-    cb("Kcur_normed", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
-  }
   const RopeConfig& rope = sliding ? rope_local_ : rope_global_;
-  backend_.rope_kv_write(q_, k_, v_, n, hp_.n_heads, in.positions, in.seqs, rope, kv, il);
+  if (!hp_.qk_norm && !hook_) {  // (the fused path leaves no unrotated q/k/v to show a hook)
+    backend_.qkv_rope_kv_write(h_, n, qkv, qkv_bias, qkv_out, hp_.n_heads, in.positions, in.seqs, rope, kv, il);
+  } else {
+    backend_.matmul_multi(h_, n, qkv, qkv_out, qkv_bias, 3);
+    cb("Qcur", il, q_, n, int64_t(hp_.n_heads) * hd);
+    cb("Kcur", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
+    cb("Vcur", il, v_, n, int64_t(hp_.n_kv_heads) * hd);
+    if (hp_.qk_norm) {
+      backend_.rmsnorm(q_, n * hp_.n_heads, L.q_norm, hp_.norm_eps, q_);
+      backend_.rmsnorm(k_, n * hp_.n_kv_heads, L.k_norm, hp_.norm_eps, k_);
+      cb("Qcur_normed", il, q_, n, int64_t(hp_.n_heads) * hd);
+      cb("Kcur_normed", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
+    }
+    backend_.rope_kv_write(q_, k_, v_, n, hp_.n_heads, in.positions, in.seqs, rope, kv, il);
+  }
   cb("Qcur_rope", il, q_, n, int64_t(hp_.n_heads) * hd);
   cb("Kcur_rope", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
   AttentionConfig ac{hp_.n_heads, hp_.n_kv_heads, hd, hp_.query_scale, sliding ? hp_.sliding_window : 0,

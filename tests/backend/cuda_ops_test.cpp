@@ -92,6 +92,14 @@ class CudaOps : public ::testing::Test {
     for (size_t i = 0; i < n; ++i) v[i] = bf16_to_f32(raw[i]);
     return v;
   }
+  // A cache of 2 layers and 2 sequences, every element zero.
+  KvCache zeroed_kv(Backend& b, int kv_heads, int hd, int64_t cap) {
+    KvCache kv = b.alloc_kv(2, kv_heads, hd, cap, 2);
+    const std::vector<uint8_t> zeros(size_t(kv.layer_stride() * 2) * size_t(kv.elem_bytes), 0);
+    b.copy_from_host(zeros.data(), kv.k, zeros.size());
+    b.copy_from_host(zeros.data(), kv.v, zeros.size());
+    return kv;
+  }
   void TearDown() override {
     for (auto& [b, p] : owned_) b->release_bytes(p);
   }
@@ -99,6 +107,13 @@ class CudaOps : public ::testing::Test {
   std::unique_ptr<Backend> gpu_, exact_, cpu_;
   std::vector<std::pair<Backend*, void*>> owned_;
 };
+
+RopeConfig rope_1e6(int hd) {
+  RopeConfig c;
+  c.head_dim = hd;
+  c.theta = 1e6f;
+  return c;
+}
 
 std::vector<float> bf16_rounded(std::vector<float> v) {
   for (float& x : v) x = bf16_to_f32(f32_to_bf16(x));
@@ -207,42 +222,53 @@ TEST_F(CudaOps, MatmulEveryFormatAndShape) {
   }
 }
 
-// The fused decode paths: q/k/v in one launch (with biases), gate and up with the activation.
+// The fused decode paths: q/k/v in one launch (with biases), gate and up with the activation;
+// also with the matrices uploaded end to end (upload_adjacent: one product for q/k/v, and for
+// gate and up, here the 2nd and 3rd matrices, at decode batch sizes; widths of 33 and 32 take
+// the activation's scalar and vector paths).
 TEST_F(CudaOps, FusedProjectionsMatchSeparateOnes) {
   uint32_t seed = 300;
   for (DType t : kTypes) {
-    const int64_t cols = dtype_traits(t).block_elems == 256 ? 512 : 320;
-    const int64_t rows[3] = {96, 33, 33};
-    std::vector<Weight> w;
-    std::vector<std::vector<float>> bias;
-    for (int i = 0; i < 3; ++i) w.push_back(make_weight(t, rows[i], cols, seed++)), bias.push_back(randn(size_t(rows[i]), seed++));
-    for (int64_t n : {1, 3, 8, 20}) {
-      auto x = randn(size_t(n * cols), seed++);
-      std::vector<std::vector<float>> got, ref;
-      for (Backend* b : {gpu_.get(), cpu_.get()}) {
-        DeviceWeight dw[3], db[3];
-        const DeviceWeight* wp[3];
-        const DeviceWeight* bp[3];
-        float* ys[3];
-        for (int i = 0; i < 3; ++i) {
-          dw[i] = b->upload(w[size_t(i)].view);
-          db[i] = b->upload(WeightView{"b", DType::F32, 1, rows[i], bias[size_t(i)].data()});
-          wp[i] = &dw[i], bp[i] = i == 1 ? nullptr : &db[i];
-          ys[i] = poisoned(*b, size_t(n * rows[i]));
+    for (const int64_t width : {33, 32}) {
+      for (const bool adjacent : {false, true}) {
+        const int64_t cols = dtype_traits(t).block_elems == 256 ? 512 : 320;
+        const int64_t rows[3] = {96, width, width};
+        std::vector<Weight> w;
+        std::vector<std::vector<float>> bias;
+        for (int i = 0; i < 3; ++i) w.push_back(make_weight(t, rows[i], cols, seed++)), bias.push_back(randn(size_t(rows[i]), seed++));
+        for (int64_t n : {1, 3, 8, 20, 64, 100}) {
+          auto x = randn(size_t(n * cols), seed++);
+          std::vector<std::vector<float>> got, ref;
+          for (Backend* b : {gpu_.get(), cpu_.get()}) {
+            DeviceWeight dw[3], db[3];
+            const DeviceWeight* wp[3];
+            const DeviceWeight* bp[3];
+            float* ys[3];
+            const WeightView* views[3] = {&w[0].view, &w[1].view, &w[2].view};
+            if (adjacent) b->upload_adjacent(views, 3, dw);
+            for (int i = 0; i < 3; ++i) {
+              if (!adjacent) dw[i] = b->upload(w[size_t(i)].view);
+              db[i] = b->upload(WeightView{"b", DType::F32, 1, rows[i], bias[size_t(i)].data()});
+              wp[i] = &dw[i], bp[i] = i == 1 ? nullptr : &db[i];
+              ys[i] = poisoned(*b, size_t(n * rows[i]));
+            }
+            float* bx = dev(*b, b == gpu_.get() ? x : fast_input(x, t, n, cols));  // the oracle sees what the kernel does
+            b->matmul_multi(bx, n, wp, ys, bp, 3);
+            float* g = poisoned(*b, size_t(n * rows[1]));
+            float* scratch = poisoned(*b, size_t(n * rows[1]));
+            b->matmul_gated(bx, n, dw[1], dw[2], Activation::SiLU, g, scratch);
+            auto& out = b == gpu_.get() ? got : ref;
+            for (int i = 0; i < 3; ++i) out.push_back(host(*b, ys[i], size_t(n * rows[i])));
+            out.push_back(host(*b, g, size_t(n * rows[1])));
+          }
+          const double tol = matmul_tolerance(t, n, cols, false);
+          for (size_t i = 0; i < got.size(); ++i)
+            EXPECT_LT(rel_err(got[i], ref[i]), tol)
+                << dtype_name(t) << " n=" << n << " width " << width << (adjacent ? " adjacent" : "") << " output " << i;
+          TearDown();
+          owned_.clear();
         }
-        float* bx = dev(*b, b == gpu_.get() ? x : fast_input(x, t, n, cols));  // the oracle sees what the kernel does
-        b->matmul_multi(bx, n, wp, ys, bp, 3);
-        float* g = poisoned(*b, size_t(n * rows[1]));
-        float* scratch = poisoned(*b, size_t(n * rows[1]));
-        b->matmul_gated(bx, n, dw[1], dw[2], Activation::SiLU, g, scratch);
-        auto& out = b == gpu_.get() ? got : ref;
-        for (int i = 0; i < 3; ++i) out.push_back(host(*b, ys[i], size_t(n * rows[i])));
-        out.push_back(host(*b, g, size_t(n * rows[1])));
       }
-      const double tol = matmul_tolerance(t, n, cols, false);
-      for (size_t i = 0; i < got.size(); ++i) EXPECT_LT(rel_err(got[i], ref[i]), tol) << dtype_name(t) << " n=" << n << " output " << i;
-      TearDown();
-      owned_.clear();
     }
   }
 }
@@ -325,9 +351,7 @@ TEST_F(CudaOps, RopeBothPairingsAndScalings) {
 
 TEST_F(CudaOps, FusedRopeAndKvWrite) {
   for (int hd : {64, 128}) {
-    RopeConfig cfg;
-    cfg.head_dim = hd;
-    cfg.theta = 1e6f;
+    const RopeConfig cfg = rope_1e6(hd);
     const int64_t n = 19, cap = 40;
     const int heads = 7, kvh = 3;
     std::vector<int32_t> pos(static_cast<size_t>(n)), seq(static_cast<size_t>(n));
@@ -336,11 +360,8 @@ TEST_F(CudaOps, FusedRopeAndKvWrite) {
     std::vector<std::vector<float>> out[3];  // the fast GPU (bf16 cache), the exact GPU, the CPU
     int i = 0;
     for (Backend* b : {gpu_.get(), exact_.get(), cpu_.get()}) {
-      KvCache kv = b->alloc_kv(2, kvh, hd, cap, 2);
+      KvCache kv = zeroed_kv(*b, kvh, hd, cap);
       const size_t elems = size_t(kv.layer_stride() * 2);
-      const std::vector<uint8_t> zeros(elems * size_t(kv.elem_bytes), 0);
-      b->copy_from_host(zeros.data(), kv.k, zeros.size());
-      b->copy_from_host(zeros.data(), kv.v, zeros.size());
       float *bq = dev(*b, q), *bk = dev(*b, k), *bv = dev(*b, v);
       b->rope_kv_write(bq, bk, bv, n, heads, dev_ids(*b, pos), dev_ids(*b, seq), cfg, kv, 1);
       out[i].push_back(host(*b, bq, q.size()));
@@ -355,6 +376,60 @@ TEST_F(CudaOps, FusedRopeAndKvWrite) {
     for (size_t j = 0; j < 2; ++j) EXPECT_LT(rel_err(out[0][j], out[2][j]), 2e-5) << "fast, hd " << hd << " output " << j;
     EXPECT_LT(rel_err(out[0][2], bf16_rounded(out[2][2])), 3e-3) << "fast, hd " << hd << ": rotated keys in the cache";
     EXPECT_EQ(out[0][3], bf16_rounded(out[2][3])) << "fast, hd " << hd << ": values in the cache";
+  }
+}
+
+// q/k/v products, rope and the KV write as one op: on the GPU with the matrices end to end,
+// one product whose split (and biases) the rope pass folds in; against the oracle's separate
+// ops, fed x as the product rounds it.
+TEST_F(CudaOps, FusedProjectionRopeAndKvWrite) {
+  uint32_t seed = 500;
+  for (int hd : {64, 128}) {
+    const RopeConfig cfg = rope_1e6(hd);
+    const int heads = 7, kvh = 3;
+    const int64_t cols = 256, cap = 120;
+    const int64_t rows[3] = {heads * hd, kvh * hd, kvh * hd};
+    std::vector<Weight> w;
+    std::vector<std::vector<float>> bias;
+    for (int i = 0; i < 3; ++i)
+      w.push_back(make_weight(DType::BF16, rows[i], cols, seed++)), bias.push_back(randn(size_t(rows[i]), seed++));
+    for (int64_t n : {1, 5, 64, 100}) {
+      std::vector<int32_t> pos(static_cast<size_t>(n)), seq(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) pos[size_t(i)] = int32_t((i * 7) % cap), seq[size_t(i)] = int32_t(i % 2);
+      const auto x = randn(size_t(n * cols), seed++);
+      std::vector<std::vector<float>> out[2];
+      int i = 0;
+      for (Backend* b : {gpu_.get(), cpu_.get()}) {
+        KvCache kv = zeroed_kv(*b, kvh, hd, cap);
+        const size_t elems = size_t(kv.layer_stride() * 2);
+        DeviceWeight dw[3], db[3];
+        const DeviceWeight* wp[3];
+        const DeviceWeight* bp[3];
+        const WeightView* views[3] = {&w[0].view, &w[1].view, &w[2].view};
+        b->upload_adjacent(views, 3, dw);
+        float* qkv[3];
+        for (int j = 0; j < 3; ++j) {
+          db[j] = b->upload(WeightView{"b", DType::F32, 1, rows[j], bias[size_t(j)].data()});
+          wp[j] = &dw[j], bp[j] = j == 1 ? nullptr : &db[j];
+          qkv[j] = poisoned(*b, size_t(n * rows[j]));
+        }
+        float* bx = dev(*b, b == gpu_.get() ? x : fast_input(x, DType::BF16, n, cols));
+        b->qkv_rope_kv_write(bx, n, wp, bp, qkv, heads, dev_ids(*b, pos), dev_ids(*b, seq), cfg, kv, 1);
+        out[i].push_back(host(*b, qkv[0], size_t(n * rows[0])));
+        out[i].push_back(host(*b, qkv[1], size_t(n * rows[1])));
+        out[i].push_back(kv_host(*b, kv, kv.k, elems));
+        out[i].push_back(kv_host(*b, kv, kv.v, elems));
+        b->release_kv(kv);
+        ++i;
+      }
+      // The product's tolerance, and for the bf16 cache its rounding on top.
+      const double tol = matmul_tolerance(DType::BF16, n, cols, false);
+      for (size_t j = 0; j < 4; ++j)
+        EXPECT_LT(rel_err(out[0][j], j < 2 ? out[1][j] : bf16_rounded(out[1][j])), j < 2 ? tol : tol + 4e-3)
+            << "hd " << hd << " n " << n << " output " << j;
+      TearDown();
+      owned_.clear();
+    }
   }
 }
 

@@ -91,11 +91,16 @@ std::vector<int32_t> alone(Model& m, const std::vector<int32_t>& prompt, int max
   return r.tokens;
 }
 
-TEST_F(SchedulerTest, ConcurrentRequestsMatchTheSameRequestAlone) {
+class SchedulerWarmUpTest : public SchedulerTest, public ::testing::WithParamInterface<bool> {};
+
+// (With and without a warm-up, whose KV rows must never reach a request.)
+TEST_P(SchedulerWarmUpTest, ConcurrentRequestsMatchTheSameRequestAlone) {
   constexpr int kRequests = 32;
   std::vector<std::unique_ptr<Tracked>> runs;
   {
-    Scheduler s(*model_, SchedulerOptions{8, 256, 16, 64});
+    SchedulerOptions o{8, 256, 16, 64};
+    o.warm_up = GetParam();
+    Scheduler s(*model_, o);
     for (int i = 0; i < kRequests; ++i) {
       runs.push_back(std::make_unique<Tracked>(prompt_for(i), 12 + i % 5, i % 4 == 3 ? 0.8f : 0.f, 100 + i));
       ASSERT_TRUE(s.submit(runs.back()->req));
@@ -114,6 +119,8 @@ TEST_F(SchedulerTest, ConcurrentRequestsMatchTheSameRequestAlone) {
   // Greedy runs of different prompts should differ from each other (the check has teeth).
   EXPECT_NE(runs[0]->tokens, runs[1]->tokens);
 }
+
+INSTANTIATE_TEST_SUITE_P(Scheduler, SchedulerWarmUpTest, ::testing::Bool());
 
 // Decode steps overlap the host's work (the next step is launched before the last one's ids
 // are handed out), so each request's tokens must still be exactly those of a plain

@@ -391,12 +391,7 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
     return;
   }
   const void* xs = gemm_input(x, n, *ws[0]);
-  // (Only 16-bit weights: others are dequantized one matrix at a time, and separate
-  // allocations can happen to lie end to end.)
-  bool adjacent = !exact_ && count > 1 && (ws[0]->dtype == DType::BF16 || ws[0]->dtype == DType::F16);
-  for (int i = 1; i < count; ++i)
-    adjacent &= ws[i]->data == static_cast<const uint8_t*>(ws[i - 1]->data) + ws[i - 1]->rows * ws[i - 1]->row_bytes;
-  if (adjacent) {
+  if (one_product(ws, count)) {
     RowSplit parts;
     parts.count = count;
     int64_t total = 0;
@@ -415,6 +410,35 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
   }
 }
 
+// Whether 16-bit matrices of one width lie end to end (upload_adjacent), so that one product
+// covers them all. (Only 16-bit: others are dequantized one matrix at a time, and separate
+// allocations can happen to lie end to end.)
+bool CudaBackend::one_product(const DeviceWeight* const* ws, int count) const {
+  bool ok = !exact_ && count > 1 && (ws[0]->dtype == DType::BF16 || ws[0]->dtype == DType::F16);
+  for (int i = 1; i < count; ++i)
+    ok &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols &&
+          ws[i]->data == static_cast<const uint8_t*>(ws[i - 1]->data) + ws[i - 1]->rows * ws[i - 1]->row_bytes;
+  return ok;
+}
+
+// On the GEMM path with q/k/v end to end: one product, then the split (with the biases) folded
+// into the rope pass, which reads the product's rows where they are.
+void CudaBackend::qkv_rope_kv_write(const float* x, int64_t n, const DeviceWeight* const* ws,
+                                    const DeviceWeight* const* biases, float* const* qkv, int n_heads,
+                                    const int32_t* positions, const int32_t* seqs, const RopeConfig& cfg, KvCache& kv,
+                                    int layer) {
+  if (use_gemv(*ws[0], n) || !one_product(ws, 3))
+    return Backend::qkv_rope_kv_write(x, n, ws, biases, qkv, n_heads, positions, seqs, cfg, kv, layer);
+  const void* xs = gemm_input(x, n, *ws[0]);
+  const int64_t total = ws[0]->rows + ws[1]->rows + ws[2]->rows;
+  auto* y = static_cast<float*>(scratch(scratch_slots_, kSlotFused, uint64_t(n * total) * 4));
+  gemm(xs, n, *ws[0], total, y, false);
+  const float* b[3];
+  for (int i = 0; i < 3; ++i) b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
+  cuda::qkv_rope_kv_write(y, b, qkv[0], qkv[1], n, n_heads, positions, seqs, inv_freq(cfg), cfg.linear_factor,
+                          cfg.style, kv, layer, stream_);
+}
+
 void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
                                Activation act, float* out, float* scratch) {
   if (gate.dtype != up.dtype || gate.rows != up.rows || gate.cols != up.cols)
@@ -425,11 +449,26 @@ void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& ga
     return;
   }
   const void* xs = gemm_input(x, n, gate);  // converted once for both products
-  gemm(xs, n, gate, gate.rows, out, false);
-  gemm(xs, n, up, up.rows, scratch, false);
-  // The activation also leaves its output as bf16 for the down projection's GEMM.
+  // Decode-sized batches with up right after gate (16-bit, upload_adjacent): one product for
+  // both, one launch fewer per layer; prefill keeps two (a [n][2 x rows] scratch would be large).
+  constexpr int64_t kFusedRows = 64;
+  const DeviceWeight* pair[2] = {&gate, &up};
+  const bool adjacent = n <= kFusedRows && one_product(pair, 2);
+  float* y_fused = nullptr;
+  if (adjacent) {
+    y_fused = static_cast<float*>(CudaBackend::scratch(scratch_slots_, kSlotFused, uint64_t(n * 2 * gate.rows) * 4));
+    gemm(xs, n, gate, 2 * gate.rows, y_fused, false);
+  } else {
+    gemm(xs, n, gate, gate.rows, out, false);
+    gemm(xs, n, up, up.rows, scratch, false);
+  }
+  // The activation also leaves its output as bf16 for the down projection's GEMM (in the
+  // input scratch, which may move now that the products have read it).
   __nv_bfloat16* out16 = offer16(n, n * gate.rows);
-  cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_, out16);
+  if (adjacent)
+    cuda::act_mul(y_fused, y_fused + gate.rows, n * gate.rows, act, out, stream_, out16, gate.rows, 2 * gate.rows);
+  else
+    cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_, out16);
   if (out16) x16_of_ = out, x16_elems_ = n * gate.rows;
 }
 

@@ -40,6 +40,9 @@ class CudaBackend final : public Backend {
   void matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up, Activation act,
                     float* out, float* scratch) override;
   void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) override;
+  void qkv_rope_kv_write(const float* x, int64_t n, const DeviceWeight* const* ws, const DeviceWeight* const* biases,
+                         float* const* qkv, int n_heads, const int32_t* positions, const int32_t* seqs,
+                         const RopeConfig& cfg, KvCache& kv, int layer) override;
   void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
                      const int32_t* seqs, const RopeConfig& cfg, KvCache& kv, int layer) override;
   void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
@@ -68,6 +71,7 @@ class CudaBackend final : public Backend {
   DeviceWeight describe(const WeightView& w) const;  // checks w; no data yet
   void copy_rows(const WeightView& w, const DeviceWeight& d, uint8_t* dst);
   const void* gemm_input(const float* x, int64_t n, const DeviceWeight& w);
+  bool one_product(const DeviceWeight* const* ws, int count) const;
   __nv_bfloat16* offer16(int64_t rows, int64_t elems);
   void gemm(const void* xs, int64_t n, const DeviceWeight& w, int64_t rows, float* y, bool accumulate);
   bool use_gemv(const DeviceWeight& w, int64_t n) const;

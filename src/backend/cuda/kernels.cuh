@@ -73,8 +73,10 @@ void split_rows(const float* y, int64_t n, const RowSplit& parts, cudaStream_t s
 // returns whether it wrote it (only its vectorised kernel does).
 bool rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s,
              __nv_bfloat16* out16 = nullptr);
+// act(gate) * up over n elements; with width > 0, gate and up are rows of `width` elements
+// `stride` apart (one product's output holding both) and out is [n / width][width].
 void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s,
-             __nv_bfloat16* out16 = nullptr);
+             __nv_bfloat16* out16 = nullptr, int64_t width = 0, int64_t stride = 0);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
 
 // inv_freq: head_dim / 2 device floats (rope_inverse_frequencies).
@@ -83,6 +85,11 @@ void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positio
 void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
                    const int32_t* seqs, const float* inv_freq, float linear_factor, RopeStyle style,
                    const KvCache& kv, int layer, cudaStream_t s);
+// The same from one product's output y [n][q | k | v] (plus biases, each null or a vector):
+// the split, the biases, the rotations and the cache writes in one pass (v is not kept).
+void qkv_rope_kv_write(const float* y, const float* const* biases, float* q, float* k, int64_t n, int n_heads,
+                       const int32_t* positions, const int32_t* seqs, const float* inv_freq, float linear_factor,
+                       RopeStyle style, const KvCache& kv, int layer, cudaStream_t s);
 void kv_write(const KvCache& kv, int layer, const float* k, const float* v, int64_t n, const int32_t* positions,
               const int32_t* seqs, cudaStream_t s);
 

@@ -41,11 +41,25 @@ __global__ void kv_write_kernel(C* kc, C* vc, KvPages pages, int n_kv_heads, int
   store_kv(vc + off, v[i]);
 }
 
-// rope of q and k heads, rotated k and v into the cache, in one launch.
+// Where the rope pass reads q, k and v: rows `stride` floats apart (their own buffers, or one
+// product's output holding all three), plus optional biases.
+struct QkvSource {
+  const float* q = nullptr;
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t q_stride = 0, k_stride = 0, v_stride = 0;
+  const float* bq = nullptr;
+  const float* bk = nullptr;
+  const float* bv = nullptr;
+};
+
+// rope of q and k heads (into q_out and k_out, which may be the sources), rotated k and v
+// into the cache, in one launch.
 template <typename C>
-__global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, int n_heads, int n_kv, int head_dim,
-                               const int32_t* positions, const int32_t* seqs, const float* __restrict__ inv_freq,
-                               float linear_factor, bool interleaved, C* kc, C* vc, KvPages pages) {
+__global__ void rope_kv_kernel(QkvSource src, float* q_out, float* k_out, int64_t n, int n_heads, int n_kv,
+                               int head_dim, const int32_t* positions, const int32_t* seqs,
+                               const float* __restrict__ inv_freq, float linear_factor, bool interleaved, C* kc, C* vc,
+                               KvPages pages) {
   pdl_wait();
   pdl_launch_dependents();
   const int half = head_dim / 2;
@@ -56,25 +70,41 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
     const int64_t th = i / half, t = th / (n_heads + n_kv);
     const int h = int(th % (n_heads + n_kv));
     const bool is_k = h >= n_heads;
-    float* x = is_k ? k + (t * n_kv + (h - n_heads)) * head_dim : q + (t * n_heads + h) * head_dim;
+    const int kh = h - n_heads;
+    const float* x = is_k ? src.k + t * src.k_stride + kh * head_dim : src.q + t * src.q_stride + h * head_dim;
+    const float* bias = is_k ? (src.bk ? src.bk + kh * head_dim : nullptr) : (src.bq ? src.bq + h * head_dim : nullptr);
+    float* y = is_k ? k_out + (t * n_kv + kh) * head_dim : q_out + (t * n_heads + h) * head_dim;
     const float angle = float(positions[t]) / linear_factor * inv_freq[pair];
     float sn, cs;
     sincosf(angle, &sn, &cs);
     const int a = interleaved ? 2 * pair : pair, b = interleaved ? 2 * pair + 1 : pair + half;
-    const float x0 = x[a], x1 = x[b];
+    const float x0 = x[a] + (bias ? bias[a] : 0.f), x1 = x[b] + (bias ? bias[b] : 0.f);
     const float y0 = x0 * cs - x1 * sn, y1 = x1 * cs + x0 * sn;
-    x[a] = y0, x[b] = y1;
+    y[a] = y0, y[b] = y1;
     if (is_k) {
-      const int64_t off = pages.row(seqs ? seqs[t] : 0, h - n_heads, positions[t]);
+      const int64_t off = pages.row(seqs ? seqs[t] : 0, kh, positions[t]);
       store_kv(kc + off + a, y0), store_kv(kc + off + b, y1);
     }
     return;
   }
   i -= rot;
-  if (i >= n * n_kv * head_dim) return;
-  const int64_t t = i / (int64_t(n_kv) * head_dim), hd = i % (int64_t(n_kv) * head_dim);
+  const int64_t kvd = int64_t(n_kv) * head_dim;
+  if (i >= n * kvd) return;
+  const int64_t t = i / kvd, hd = i % kvd;
   const int64_t off = pages.row(seqs ? seqs[t] : 0, hd / head_dim, positions[t]) + hd % head_dim;
-  store_kv(vc + off, v[i]);
+  store_kv(vc + off, src.v[t * src.v_stride + hd] + (src.bv ? src.bv[hd] : 0.f));
+}
+
+void launch_rope_kv(const QkvSource& src, float* q_out, float* k_out, int64_t n, int n_heads,
+                    const int32_t* positions, const int32_t* seqs, const float* inv_freq, float linear_factor,
+                    RopeStyle style, const KvCache& kv, int layer, cudaStream_t s) {
+  const int64_t total = n * (n_heads + kv.n_kv_heads) * (kv.head_dim / 2) + n * kv.n_kv_heads * kv.head_dim;
+  with_kv_elems(kv, [&](auto* kc, auto* vc) {
+    launch(rope_kv_kernel<std::remove_pointer_t<decltype(kc)>>, blocks_for(total, 256), 256, 0, s, src, q_out, k_out,
+           n, n_heads, kv.n_kv_heads, kv.head_dim, positions, seqs, inv_freq, linear_factor,
+           style == RopeStyle::Interleaved, kc, vc, kv.pages(layer));
+  });
+  BRISK_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -82,13 +112,18 @@ __global__ void rope_kv_kernel(float* q, float* k, const float* v, int64_t n, in
 void rope_kv_write(float* q, float* k, const float* v, int64_t n, int n_heads, const int32_t* positions,
                    const int32_t* seqs, const float* inv_freq, float linear_factor, RopeStyle style,
                    const KvCache& kv, int layer, cudaStream_t s) {
-  const int64_t total = n * (n_heads + kv.n_kv_heads) * (kv.head_dim / 2) + n * kv.n_kv_heads * kv.head_dim;
-  with_kv_elems(kv, [&](auto* kc, auto* vc) {
-    launch(rope_kv_kernel<std::remove_pointer_t<decltype(kc)>>, blocks_for(total, 256), 256, 0, s, q, k, v, n, n_heads,
-           kv.n_kv_heads, kv.head_dim, positions, seqs, inv_freq, linear_factor, style == RopeStyle::Interleaved, kc,
-           vc, kv.pages(layer));
-  });
-  BRISK_LAUNCH_CHECK();
+  const int64_t kvd = int64_t(kv.n_kv_heads) * kv.head_dim;
+  QkvSource src{q, k, v, int64_t(n_heads) * kv.head_dim, kvd, kvd};
+  launch_rope_kv(src, q, k, n, n_heads, positions, seqs, inv_freq, linear_factor, style, kv, layer, s);
+}
+
+void qkv_rope_kv_write(const float* y, const float* const* biases, float* q, float* k, int64_t n, int n_heads,
+                       const int32_t* positions, const int32_t* seqs, const float* inv_freq, float linear_factor,
+                       RopeStyle style, const KvCache& kv, int layer, cudaStream_t s) {
+  const int64_t qd = int64_t(n_heads) * kv.head_dim, kvd = int64_t(kv.n_kv_heads) * kv.head_dim;
+  const int64_t total = qd + 2 * kvd;
+  QkvSource src{y, y + qd, y + qd + kvd, total, total, total, biases[0], biases[1], biases[2]};
+  launch_rope_kv(src, q, k, n, n_heads, positions, seqs, inv_freq, linear_factor, style, kv, layer, s);
 }
 
 void rope(float* x, int64_t n, int n_heads, int head_dim, const int32_t* positions, const float* inv_freq,
