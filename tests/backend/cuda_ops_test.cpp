@@ -223,9 +223,8 @@ TEST_F(CudaOps, MatmulEveryFormatAndShape) {
 }
 
 // The fused decode paths: q/k/v in one launch (with biases), gate and up with the activation;
-// also with the matrices uploaded end to end (upload_adjacent: one product for q/k/v, and for
-// gate and up, here the 2nd and 3rd matrices, at decode batch sizes; widths of 33 and 32 take
-// the activation's scalar and vector paths).
+// also with the matrices uploaded end to end (upload_adjacent: one product for q/k/v; gate and
+// up, here the 2nd and 3rd matrices, end to end too), of odd and even widths.
 TEST_F(CudaOps, FusedProjectionsMatchSeparateOnes) {
   uint32_t seed = 300;
   for (DType t : kTypes) {

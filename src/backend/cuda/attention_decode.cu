@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backend/cuda/decode_split.cuh"
 #include "backend/cuda/kernels.cuh"
 #include "backend/cuda/kv_elems.cuh"
 
@@ -29,7 +30,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     decode_split_kernel(const float* __restrict__ q, const C* __restrict__ kc, const C* __restrict__ vc,
                         KvPages pages, const int32_t* positions,
                         const int32_t* seqs, int n_heads, int HD, int group, int group_chunks, float scale,
-                        int window, int splits, float* partial) {
+                        int window, int splits, int min_keys, float* partial) {
   pdl_wait();
   pdl_launch_dependents();
   const int s = blockIdx.x, t = blockIdx.z;
@@ -37,10 +38,15 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int h0 = kvh * group + gc * G;
   const int ng = min(G, group - gc * G);
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-  const int64_t p = positions[t];
-  const int64_t lo = window > 0 ? max(int64_t(0), p - window + 1) : 0;
-  const int64_t len = p - lo + 1, chunk = (len + splits - 1) / splits;
-  const int64_t j0 = lo + s * chunk, j1 = min(p + 1, j0 + chunk);
+  const KeySlice slice = decode_slice(positions[t], window, splits, s, min_keys);
+  const int64_t j0 = slice.j0, j1 = slice.j1;
+  if (j0 >= j1) {  // an unused split: only its sum, zero, is read
+    if (threadIdx.x < ng) {
+      float* out = partial + ((int64_t(t) * n_heads + h0 + threadIdx.x) * splits + s) * (HD + 2);
+      out[0] = -FLT_MAX, out[1] = 0.f;
+    }
+    return;
+  }
   const int64_t seq = seqs ? seqs[t] : 0;
 
   float qv[G][D], acc[G][D], m[G], l[G];
@@ -135,27 +141,33 @@ __global__ void decode_combine_kernel(const float* partial, int splits, int hd, 
   const float* p = partial + th * splits * (hd + 2);
   __shared__ float weight[kMaxSplits];
   __shared__ float inv_sum;
+  __shared__ int used_splits;
   if (threadIdx.x < 32) {
     const int lane = threadIdx.x;
-    float M = -FLT_MAX;
+    // The splits before the first empty one (decode_split.cuh).
+    float first_empty = float(splits);
     for (int s = lane; s < splits; s += 32)
-      if (p[s * (hd + 2) + 1] > 0.f) M = fmaxf(M, p[s * (hd + 2)]);
+      if (!(p[s * (hd + 2) + 1] > 0.f)) first_empty = fminf(first_empty, float(s));
+    const int used = int(-warp_max(-first_empty));
+    float M = -FLT_MAX;
+    for (int s = lane; s < used; s += 32) M = fmaxf(M, p[s * (hd + 2)]);
     M = warp_max(M);
     float L = 0.f;
-    for (int s = lane; s < splits; s += 32) {
+    for (int s = lane; s < used; s += 32) {
       const float* ps = p + s * (hd + 2);
       const float c = ps[1] > 0.f ? __expf(ps[0] - M) : 0.f;
       weight[s] = c;
       L += ps[1] * c;
     }
     L = warp_sum(L);
-    if (lane == 0) inv_sum = 1.f / L;
+    if (lane == 0) inv_sum = 1.f / L, used_splits = used;
   }
   __syncthreads();
+  const int used = used_splits;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float O = 0.f;
 #pragma unroll 8
-    for (int s = 0; s < splits; ++s) O += p[s * (hd + 2) + 2 + d] * weight[s];
+    for (int s = 0; s < used; ++s) O += p[s * (hd + 2) + 2 + d] * weight[s];
     out[th * hd + d] = O * inv_sum;
     if (out16) out16[th * hd + d] = __float2bfloat16_rn(O * inv_sum);
   }
@@ -170,7 +182,7 @@ void launch_decode_group(const float* q, const KvCache& kv, int layer, int64_t n
   with_kv_elems(kv, [&](auto* kc, auto* vc) {
     launch(decode_split_kernel<D, G, std::remove_pointer_t<decltype(kc)>>, grid, kWarps * 32, 0, s, q, kc, vc,
            kv.pages(layer), positions, seqs, cfg.n_heads, cfg.head_dim, group, chunks, cfg.scale, cfg.window, splits,
-           partial);
+           decode_min_keys(), partial);
   });
 }
 
@@ -190,6 +202,15 @@ bool float_decode_forced() {
 }
 
 }  // namespace
+
+// Keys per split at least (decode_split.cuh). BRISK_DECODE_MIN_KEYS overrides it, to compare.
+int& decode_min_keys() {
+  static int keys = [] {
+    const char* e = std::getenv("BRISK_DECODE_MIN_KEYS");
+    return e ? std::atoi(e) : 64;
+  }();
+  return keys;
+}
 
 // Enough blocks to fill the GPU several times over (~1024), so even a batch of short
 // contexts keeps many rows in flight; a split of a short context may be empty.

@@ -9,6 +9,7 @@
 // the cache pass through bf16: the prefill kernel's tolerance, not the float kernel's.
 #include <cfloat>
 
+#include "backend/cuda/decode_split.cuh"
 #include "backend/cuda/kernels.cuh"
 #include "backend/cuda/kv_elems.cuh"
 #include "backend/cuda/mma.cuh"
@@ -33,7 +34,7 @@ template <int HD, typename C>
 __global__ void __launch_bounds__(kWarps * 32)
     decode_mma_kernel(const float* __restrict__ q, const C* __restrict__ kc, const C* __restrict__ vc,
                       KvPages pages, const int32_t* positions, const int32_t* seqs, int n_heads, int group,
-                      float scale, int window, int splits, float* partial) {
+                      float scale, int window, int splits, int min_keys, float* partial) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using T = DecodeTile<HD>;
   constexpr int kLd = T::kLd, kOT = HD / 8;
@@ -43,12 +44,17 @@ __global__ void __launch_bounds__(kWarps * 32)
   auto* Qs = reinterpret_cast<__nv_bfloat16*>(smem + T::q);
   const int s = blockIdx.x, kvh = blockIdx.y, t = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-  const int64_t p = positions[t];
-  const int64_t lo = window > 0 ? max(int64_t(0), p - window + 1) : 0;
-  const int64_t len = p - lo + 1, chunk = (len + splits - 1) / splits;
-  const int64_t j0 = lo + s * chunk, j1 = min(p + 1, j0 + chunk);
-  const int64_t seq = seqs ? seqs[t] : 0;
   const int h0 = kvh * group;
+  const KeySlice slice = decode_slice(positions[t], window, splits, s, min_keys);
+  const int64_t j0 = slice.j0, j1 = slice.j1;
+  if (j0 >= j1) {  // an unused split: only its sum, zero, is read
+    if (threadIdx.x < group) {
+      float* out = partial + ((int64_t(t) * n_heads + h0 + threadIdx.x) * splits + s) * (HD + 2);
+      out[0] = -FLT_MAX, out[1] = 0.f;
+    }
+    return;
+  }
+  const int64_t seq = seqs ? seqs[t] : 0;
 
   // The group's query rows, scaled into base 2; rows past the group are zero.
   const float qscale = scale * 1.4426950408889634f;
@@ -191,7 +197,7 @@ void launch_mma(const float* q, const KvCache& kv, int layer, int64_t n, const i
       configured = true;
     }
     launch(decode_mma_kernel<HD, C>, grid, kWarps * 32, bytes, s, q, kc, vc, kv.pages(layer), positions, seqs,
-           cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, splits, partial);
+           cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, splits, decode_min_keys(), partial);
   });
 }
 

@@ -448,27 +448,16 @@ void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& ga
     gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
     return;
   }
+  // Two products, even where gate and up lie end to end: cuBLASLt's best algorithm for the
+  // one [2 x rows] product ran 5% slower than two (H200, Qwen2.5-7B shapes at batch 64,
+  // bench/RESULTS.md), more than the launch it saves.
   const void* xs = gemm_input(x, n, gate);  // converted once for both products
-  // Decode-sized batches with up right after gate (16-bit, upload_adjacent): one product for
-  // both, one launch fewer per layer; prefill keeps two (a [n][2 x rows] scratch would be large).
-  constexpr int64_t kFusedRows = 64;
-  const DeviceWeight* pair[2] = {&gate, &up};
-  const bool adjacent = n <= kFusedRows && one_product(pair, 2);
-  float* y_fused = nullptr;
-  if (adjacent) {
-    y_fused = static_cast<float*>(CudaBackend::scratch(scratch_slots_, kSlotFused, uint64_t(n * 2 * gate.rows) * 4));
-    gemm(xs, n, gate, 2 * gate.rows, y_fused, false);
-  } else {
-    gemm(xs, n, gate, gate.rows, out, false);
-    gemm(xs, n, up, up.rows, scratch, false);
-  }
+  gemm(xs, n, gate, gate.rows, out, false);
+  gemm(xs, n, up, up.rows, scratch, false);
   // The activation also leaves its output as bf16 for the down projection's GEMM (in the
   // input scratch, which may move now that the products have read it).
   __nv_bfloat16* out16 = offer16(n, n * gate.rows);
-  if (adjacent)
-    cuda::act_mul(y_fused, y_fused + gate.rows, n * gate.rows, act, out, stream_, out16, gate.rows, 2 * gate.rows);
-  else
-    cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_, out16);
+  cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_, out16);
   if (out16) x16_of_ = out, x16_elems_ = n * gate.rows;
 }
 

@@ -73,10 +73,8 @@ void split_rows(const float* y, int64_t n, const RowSplit& parts, cudaStream_t s
 // returns whether it wrote it (only its vectorised kernel does).
 bool rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* out, cudaStream_t s,
              __nv_bfloat16* out16 = nullptr);
-// act(gate) * up over n elements; with width > 0, gate and up are rows of `width` elements
-// `stride` apart (one product's output holding both) and out is [n / width][width].
 void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s,
-             __nv_bfloat16* out16 = nullptr, int64_t width = 0, int64_t stride = 0);
+             __nv_bfloat16* out16 = nullptr);
 void add(float* x, const float* y, int64_t n, cudaStream_t s);
 
 // inv_freq: head_dim / 2 device floats (rope_inverse_frequencies).

@@ -83,16 +83,11 @@ __device__ __forceinline__ int64_t first_of(bool vec4) {
   return (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * (vec4 ? 4 : 1);
 }
 
-// gate and up rows `stride` apart (equal to width, or twice it where one product wrote both).
-__global__ void act_mul_kernel(const float* gate, const float* up, int64_t n, int64_t width, int64_t stride, bool gelu,
-                               float* out, bool vec4, __nv_bfloat16* out16) {
+__global__ void act_mul_kernel(const float* gate, const float* up, int64_t n, bool gelu, float* out, bool vec4,
+                               __nv_bfloat16* out16) {
   pdl_wait();
   pdl_launch_dependents();
   const int64_t i = first_of(vec4);
-  if (stride != width) {  // (vec4 then needs width % 4 == 0: a group of 4 stays in one row)
-    gate += (i / width) * (stride - width);
-    up += (i / width) * (stride - width);
-  }
   if (vec4 && i + 4 <= n) {
     const float4 g = *reinterpret_cast<const float4*>(gate + i), u = *reinterpret_cast<const float4*>(up + i);
     const float4 r =
@@ -202,12 +197,10 @@ bool rmsnorm(const float* x, int64_t rows, int64_t dim, const float* w, float ep
 }
 
 void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out, cudaStream_t s,
-             __nv_bfloat16* out16, int64_t width, int64_t stride) {
-  if (width == 0) width = stride = n;
-  const bool vec4 = aligned16(gate) && aligned16(up) && aligned16(out) &&
-                    reinterpret_cast<uintptr_t>(out16) % 8 == 0 && (stride == width || width % 4 == 0);
-  launch(act_mul_kernel, elementwise_blocks(n, vec4), 256, 0, s, gate, up, n, width, stride,
-         act == Activation::GeluTanh, out, vec4, out16);
+             __nv_bfloat16* out16) {
+  const bool vec4 = aligned16(gate) && aligned16(up) && aligned16(out) && reinterpret_cast<uintptr_t>(out16) % 8 == 0;
+  launch(act_mul_kernel, elementwise_blocks(n, vec4), 256, 0, s, gate, up, n, act == Activation::GeluTanh, out, vec4,
+         out16);
   BRISK_LAUNCH_CHECK();
 }
 
