@@ -197,7 +197,8 @@ void launch_mma(const float* q, const KvCache& kv, int layer, int64_t n, const i
       configured = true;
     }
     launch(decode_mma_kernel<HD, C>, grid, kWarps * 32, bytes, s, q, kc, vc, kv.pages(layer), positions, seqs,
-           cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, splits, decode_min_keys(), partial);
+           cfg.n_heads, cfg.n_heads / cfg.n_kv_heads, cfg.scale, cfg.window, splits,
+           decode_min_keys(n, cfg.n_kv_heads), partial);
   });
 }
 

@@ -12,7 +12,8 @@
 
 namespace brisk::cuda {
 
-int& decode_min_keys();  // keys per split at least (0: every split takes a share)
+// Keys per split at least for a launch over n tokens (0 would give every split a share).
+int decode_min_keys(int64_t n, int n_kv_heads);
 
 struct KeySlice {
   int64_t j0, j1;  // keys [j0, j1) of the token's sequence; empty when j0 >= j1
