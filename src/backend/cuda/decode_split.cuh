@@ -1,6 +1,6 @@
 // Which of a token's keys each split of decode attention takes. A launch has a fixed number of
 // splits per token (it depends only on the batch shape, so a captured step replays at every
-// context length), but a token uses only as many as give each at least kMinKeysPerSplit keys:
+// context length), but a token uses only as many as give each at least decode_min_keys() keys:
 // a short context then runs in a few full blocks instead of many nearly empty ones, the
 // unused splits return at once, and the combine stops at the first empty split (a token's
 // splits take its keys in order, so every split after an empty one is empty too).
