@@ -113,10 +113,7 @@ CudaBackend::CudaBackend(int device, bool exact) : device_(device), exact_(exact
   const char* pdl = std::getenv("BRISK_CUDA_PDL");
   pdl_enabled() = prop.major >= 9 && !(pdl && std::string(pdl) == "0");
   BRISK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  // Timing cuBLASLt's candidates for decode-sized products (gemm.hpp); BRISK_GEMM_TUNE=0 keeps
-  // its heuristic's first choice.
-  const char* tune = std::getenv("BRISK_GEMM_TUNE");
-  gemm_ = std::make_unique<Gemm>(stream_, !(tune && std::string(tune) == "0"));
+  gemm_ = std::make_unique<Gemm>(stream_);
   BRISK_CUDA_CHECK(cudaMallocHost(&staging_, kStagingBytes));
   scratch_slots_.assign(kSlotCount, nullptr);
   scratch_sizes_.assign(kSlotCount, 0);

@@ -2,8 +2,7 @@
 // with 16-bit operands (bf16, or f16 for F16 weights) and float32 accumulation and output,
 // or plain float32 operands for the exact mode the oracle comparisons use.
 // Quantized weights are first dequantized into a scratch matrix; activations are converted
-// into another. Algorithms are chosen once per shape and cached: by cuBLASLt's heuristic,
-// or, for the few-row 16-bit products of decode steps, by timing its top candidates.
+// into another. Algorithms are chosen once per shape by cuBLASLt's heuristic and cached.
 #pragma once
 
 #include <cublasLt.h>
@@ -17,8 +16,7 @@ namespace brisk::cuda {
 
 class Gemm {
  public:
-  // tune: time the heuristic's candidates for decode-sized 16-bit products (gemm.cpp).
-  Gemm(cudaStream_t stream, bool tune);
+  explicit Gemm(cudaStream_t stream);
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
@@ -33,13 +31,9 @@ class Gemm {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
   };
-  const Plan& plan(int64_t m, int64_t n, int64_t k, Operands type, const void* w, const void* x, bool accumulate);
-  // The fastest of the heuristic's candidates (first = its own choice) on these operands.
-  cublasLtMatmulAlgo_t fastest(const Plan& p, const cublasLtMatmulHeuristicResult_t* candidates, int count,
-                               const void* w, const void* x, int64_t m, int64_t n, bool accumulate);
+  const Plan& plan(int64_t m, int64_t n, int64_t k, Operands type);
 
   cudaStream_t stream_;
-  bool tune_;
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   static constexpr size_t kWorkspaceBytes = 64ull << 20;
