@@ -29,7 +29,8 @@ def main():
     ap.add_argument("--gap", type=float, default=0.2, help="idle seconds that start a new burst")
     ap.add_argument("--steps", type=int, default=40, help="steps shown per burst at most")
     a = ap.parse_args()
-    steps = [json.loads(line) for line in open(a.trace) if line.strip()]
+    with open(a.trace) as f:
+        steps = [json.loads(line) for line in f if line.strip()]
     if not steps:
         print("empty trace")
         return
@@ -47,7 +48,7 @@ def main():
                 print(f"| {(s['t'] - t0) * 1e3:.1f} | {s['admitted']} | {s['waiting']} | {s['prefill_parts']} | "
                       f"{s['prefill_tokens']} | {s['prefill_ms']:.1f} | {s['first_tokens']} | {s['decode_rows']} | "
                       f"{s['collect_ms']:.1f} | {s['hand_out_ms']:.1f} | {s['step_ms']:.1f} |")
-            if firsts >= admitted and k + 1 < len(b) and b[k + 1]["admitted"] == 0:
+            if firsts >= admitted and s["waiting"] == 0 and k + 1 < len(b) and b[k + 1]["admitted"] == 0:
                 print(f"every prompt admitted so far ({admitted}) has its first token "
                       f"{(s['t'] + s['step_ms'] / 1e3 - t0) * 1e3:.0f} ms after the burst's first step")
                 break

@@ -1,8 +1,9 @@
 // Where a key or value row lives in the paged KV cache, as host and device code both compute
-// it. The pool is [layer][block][kv_head][block_size][head_dim] float32; a sequence slot's
-// row of the block table names the pool block holding its positions [i * block_size,
-// (i + 1) * block_size). Within a block one head's rows are contiguous, so a kernel reads a
-// block's keys as one run and looks the table up once per block (or per row where simpler).
+// it. The pool is [layer][block][kv_head][block_size][head_dim] elements (float32, or bf16 in
+// the CUDA fast mode; offsets here count elements); a sequence slot's row of the block table
+// names the pool block holding its positions [i * block_size, (i + 1) * block_size). Within
+// a block one head's rows are contiguous, so a kernel reads a block's keys as one run and
+// looks the table up once per block (or per row where simpler).
 #pragma once
 
 #include <cstdint>
@@ -18,13 +19,13 @@ namespace brisk {
 // One layer's view of the cache, passed to kernels by value.
 struct KvPages {
   const int32_t* table = nullptr;  // [n_seqs][table_stride], backend memory
-  int64_t layer_off = 0;           // floats from the pool's start to this layer
-  int64_t block_stride = 0;        // floats per block (all heads)
+  int64_t layer_off = 0;           // elements from the pool's start to this layer
+  int64_t block_stride = 0;        // elements per block (all heads)
   int32_t table_stride = 0;        // blocks per sequence
   int32_t block_shift = 0;         // log2(block_size)
   int32_t head_dim = 0;
 
-  // Offset in floats of the row (seq, kv head, position).
+  // Offset in elements of the row (seq, kv head, position).
   BRISK_HOST_DEVICE int64_t row(int64_t seq, int64_t kvh, int64_t pos) const {
     const int64_t block = table[seq * table_stride + (pos >> block_shift)];
     const int64_t in_block = (kvh << block_shift) | (pos & ((int64_t(1) << block_shift) - 1));

@@ -72,9 +72,15 @@ Scheduler::Scheduler(Model& model, const SchedulerOptions& opts) : model_(model)
   if (!opts_.trace_path.empty()) trace_.open(opts_.trace_path);  // before anything needs freeing
   Transformer& tf = model.transformer();
   kv_ = tf.new_kv_cache(opts_.context, opts_.parallel, pool_blocks, bs);
-  pool_ = std::make_unique<KvBlockPool>(pool_blocks, bs);
-  runner_ = std::make_unique<ModelRunner>(tf, kv_, std::min(opts_.parallel, kMaxDecodeBatch), opts_.prefill_chunk);
-  if (opts_.warm_up) runner_->warm_up(std::min(opts_.prefill_chunk, opts_.context));
+  try {  // (the destructor, which frees the cache, does not run if the constructor throws)
+    pool_ = std::make_unique<KvBlockPool>(pool_blocks, bs);
+    runner_ = std::make_unique<ModelRunner>(tf, kv_, std::min(opts_.parallel, kMaxDecodeBatch), opts_.prefill_chunk);
+    if (opts_.warm_up) runner_->warm_up(std::min(opts_.prefill_chunk, opts_.context));
+  } catch (...) {
+    runner_.reset();
+    tf.free_kv_cache(kv_);
+    throw;
+  }
   for (int s = opts_.parallel - 1; s >= 0; --s) free_slots_.push_back(s);
   host_row_.resize(size_t(vocab_));
   stats_.slots_total = opts_.parallel;
@@ -349,7 +355,9 @@ void Scheduler::decode_all() {
   }
   // Synchronous steps: hand out what was collected, then decode with the host reading the
   // logits each sequence needs right after its step.
+  double t0 = now();
   hand_out(done, done_ids);
+  rec_.hand_out_ms = (now() - t0) * 1e3;
   for (auto& s : running_) s->row = -1;
   std::vector<Sequence*> batch;
   for (auto& s : running_)
@@ -360,7 +368,9 @@ void Scheduler::decode_all() {
     launch_decode(part);
     rec_.decode_rows += b;
     std::vector<int32_t> ids(static_cast<size_t>(b));
+    t0 = now();
     runner_->collect(ids.data());
+    rec_.collect_ms += (now() - t0) * 1e3;
     flight_.clear();
     for (int i = 0; i < b; ++i) {
       Sequence& s = *part[size_t(i)];

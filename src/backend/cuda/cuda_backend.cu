@@ -424,7 +424,9 @@ void CudaBackend::qkv_rope_kv_write(const float* x, int64_t n, const DeviceWeigh
                                     const DeviceWeight* const* biases, float* const* qkv, int n_heads,
                                     const int32_t* positions, const int32_t* seqs, const RopeConfig& cfg, KvCache& kv,
                                     int layer) {
-  if (use_gemv(*ws[0], n) || !one_product(ws, 3))
+  const int64_t kvd = int64_t(kv.n_kv_heads) * kv.head_dim;  // (the fused pass reads rows of q | k | v)
+  const bool shaped = ws[0]->rows == int64_t(n_heads) * kv.head_dim && ws[1]->rows == kvd && ws[2]->rows == kvd;
+  if (use_gemv(*ws[0], n) || !shaped || !one_product(ws, 3))
     return Backend::qkv_rope_kv_write(x, n, ws, biases, qkv, n_heads, positions, seqs, cfg, kv, layer);
   const void* xs = gemm_input(x, n, *ws[0]);
   const int64_t total = ws[0]->rows + ws[1]->rows + ws[2]->rows;
