@@ -70,8 +70,8 @@ struct AttentionConfig {
 
 // Keys and values of all layers in one pool of fixed-size blocks (see kv_pages.hpp for the
 // layout), in backend memory: float32, or bf16 where the backend keeps it so (the CUDA
-// fast mode: half the bytes for decode attention to read; kv_elem_bytes()). A token of a step names its sequence by a slot index
-// (see StepInputs); the slot's row of the block table says which pool blocks hold its
+// fast mode: half the bytes for decode attention to read; kv_elem_bytes()). A token of a
+// step names its sequence by a slot index (see StepInputs); the slot's row of the block table says which pool blocks hold its
 // positions. A fresh cache gives slot s the blocks [s * blocks_per_seq, (s + 1) *
 // blocks_per_seq) when the pool holds that many; the serving scheduler writes its own rows
 // (set_kv_blocks), sharing blocks between sequences with a common prefix.

@@ -78,8 +78,8 @@ int serve(ServeOptions& o) {
     o.sched.warm_up = gpu;
     if (o.kv_memory > 0) {
       const HParams& hp = model->hparams();
-      const uint64_t block_bytes = 2ull * uint64_t(backend->kv_elem_bytes()) * uint64_t(hp.n_layers) * uint64_t(hp.n_kv_heads) *
-                                   uint64_t(hp.head_dim) * uint64_t(o.sched.block_size);
+      const uint64_t block_bytes = 2ull * uint64_t(backend->kv_elem_bytes()) * uint64_t(hp.n_layers) *
+                                   uint64_t(hp.n_kv_heads) * uint64_t(hp.head_dim) * uint64_t(o.sched.block_size);
       o.sched.kv_blocks = int64_t(o.kv_memory / block_bytes);
       if (o.sched.kv_blocks < 1)
         throw Error(ErrorCode::kInvalidArgument,

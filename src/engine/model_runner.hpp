@@ -62,9 +62,9 @@ class ModelRunner {
   // Runs every batch bucket's decode step twice (directly, then captured) and one prefill pass
   // of prefill_tokens, all on slot 0 from position 0, so that the first requests find the
   // products' algorithms chosen, the kernels loaded and the graphs captured, instead of
-  // paying for it in their time to first token. The KV rows it
-  // writes are never read: a sequence reads only positions it has written first. Call it
-  // before any sequence holds KV blocks.
+  // paying for it in their time to first token. The KV rows it writes are never read: a
+  // sequence reads only positions it has written first. Call it before any sequence holds
+  // KV blocks.
   void warm_up(int64_t prefill_tokens);
 
   int max_batch() const { return max_batch_; }

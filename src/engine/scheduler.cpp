@@ -17,6 +17,16 @@ constexpr int kMaxDecodeBatch = 64;
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// Runs f; with the step trace on, adds its wall time in milliseconds to `ms` (no clock
+// reads otherwise).
+template <class F>
+void timed(bool on, double& ms, F&& f) {
+  if (!on) return f();
+  const double t0 = now();
+  f();
+  ms += (now() - t0) * 1e3;
+}
+
 // log-softmax of one entry of a row, in double.
 float token_logprob(const float* logits, int32_t vocab, int32_t id) {
   float mx = -INFINITY;
@@ -288,9 +298,8 @@ void Scheduler::prefill_one() {
     budget -= n;
   }
   if (parts.empty()) return;
-  const double t0 = now();
-  const std::vector<int32_t> ids = runner_->prefill(parts);
-  rec_.prefill_ms = (now() - t0) * 1e3;
+  std::vector<int32_t> ids;
+  timed(trace_.on(), rec_.prefill_ms, [&] { ids = runner_->prefill(parts); });
   rec_.prefill_parts = int64_t(parts.size());
   for (const auto& p : parts) rec_.prefill_tokens += p.n, rec_.first_tokens += p.sample;
   size_t row = 0;
@@ -327,11 +336,7 @@ void Scheduler::decode_all() {
   const std::vector<uint64_t> done = std::move(flight_);
   flight_.clear();
   std::vector<int32_t> done_ids(done.size());
-  if (!done.empty()) {
-    const double t0 = now();
-    runner_->collect(done_ids.data());
-    rec_.collect_ms = (now() - t0) * 1e3;
-  }
+  if (!done.empty()) timed(trace_.on(), rec_.collect_ms, [&] { runner_->collect(done_ids.data()); });
 
   std::vector<Sequence*> next;
   bool host_logits = false;
@@ -348,16 +353,12 @@ void Scheduler::decode_all() {
   if (!host_logits && !next.empty() && int(next.size()) <= runner_->max_batch()) {
     launch_decode(next);
     rec_.decode_rows = int64_t(next.size());
-    const double t0 = now();
-    hand_out(done, done_ids);
-    rec_.hand_out_ms = (now() - t0) * 1e3;
+    timed(trace_.on(), rec_.hand_out_ms, [&] { hand_out(done, done_ids); });
     return;
   }
   // Synchronous steps: hand out what was collected, then decode with the host reading the
   // logits each sequence needs right after its step.
-  double t0 = now();
-  hand_out(done, done_ids);
-  rec_.hand_out_ms = (now() - t0) * 1e3;
+  timed(trace_.on(), rec_.hand_out_ms, [&] { hand_out(done, done_ids); });
   for (auto& s : running_) s->row = -1;
   std::vector<Sequence*> batch;
   for (auto& s : running_)
@@ -368,9 +369,7 @@ void Scheduler::decode_all() {
     launch_decode(part);
     rec_.decode_rows += b;
     std::vector<int32_t> ids(static_cast<size_t>(b));
-    t0 = now();
-    runner_->collect(ids.data());
-    rec_.collect_ms += (now() - t0) * 1e3;
+    timed(trace_.on(), rec_.collect_ms, [&] { runner_->collect(ids.data()); });
     flight_.clear();
     for (int i = 0; i < b; ++i) {
       Sequence& s = *part[size_t(i)];
