@@ -4,7 +4,6 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +19,7 @@
 #include <string_view>
 
 #include "server/openai_schema.hpp"
+#include "server/request_reader.hpp"
 
 namespace brisk::server {
 namespace {
@@ -57,7 +56,10 @@ const char* reason(int status) {
     case 411: return "Length Required";
     case 413: return "Payload Too Large";
     case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
     case 431: return "Request Header Fields Too Large";
+    case 501: return "Not Implemented";
+    case 505: return "HTTP Version Not Supported";
     default: return "Service Unavailable";
   }
 }
@@ -72,92 +74,6 @@ bool write_refusal(int fd, int status, const std::string& message) {
   return io_send(fd, r.data(), r.size()) == static_cast<ssize_t>(r.size());
 }
 
-bool is_token(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || (c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c));
-  });
-}
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Digits only; a value above cap reads as cap + 1 (answered 413 either way).
-bool parse_length(std::string_view v, size_t cap, size_t* out) {
-  cap = std::min(cap, SIZE_MAX / 16);
-  size_t n = 0;
-  for (char c : v) {
-    if (c < '0' || c > '9') return false;
-    n = std::min(n * 10 + static_cast<size_t>(c - '0'), cap + 1);
-  }
-  *out = n;
-  return !v.empty();
-}
-
-struct Parsed {
-  int status = 0;  // non-zero: refuse with this
-  std::string why;
-  std::string head;  // what goes to the backend, body excluded
-  size_t body_len = 0;
-  bool expect_continue = false;
-};
-
-// h: the request line and header lines, each with its CRLF. A stray CR or LF is refused so
-// that httplib (which splits lines on LF) cannot see a header the gate did not.
-Parsed parse_head(std::string_view h, size_t max_body) {
-  Parsed p;
-  auto bad = [&p](int status, std::string why) {
-    p.status = status, p.why = std::move(why);
-    return p;
-  };
-  for (size_t i = 0; i < h.size(); ++i)
-    if (h[i] == '\0' || (h[i] == '\r' && (i + 1 == h.size() || h[i + 1] != '\n')) ||
-        (h[i] == '\n' && (i == 0 || h[i - 1] != '\r')))
-      return bad(400, "the request head contains a stray CR, LF or NUL byte");
-  const size_t eol = h.find("\r\n");
-  const std::string_view line = h.substr(0, eol);
-  const size_t sp1 = line.find(' '), sp2 = sp1 == line.npos ? line.npos : line.find(' ', sp1 + 1);
-  if (sp2 == line.npos || line.find(' ', sp2 + 1) != line.npos) return bad(400, "malformed request line");
-  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1), version = line.substr(sp2 + 1);
-  const bool target_ok = !target.empty() && std::none_of(target.begin(), target.end(), [](char c) {
-    return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f;
-  });
-  if (!is_token(line.substr(0, sp1)) || !target_ok || (version != "HTTP/1.1" && version != "HTTP/1.0"))
-    return bad(400, "malformed request line");
-
-  p.head.append(line).append("\r\n");
-  bool have_len = false, has_te = false;
-  for (size_t pos = eol + 2, end; pos < h.size(); pos = end + 2) {
-    end = h.find("\r\n", pos);
-    const std::string_view hl = h.substr(pos, end - pos);
-    const size_t colon = hl.find(':');
-    if (colon == hl.npos || !is_token(hl.substr(0, colon))) return bad(400, "malformed header line");
-    const std::string_view name = hl.substr(0, colon), value = trim(hl.substr(colon + 1));
-    size_t len = 0;
-    if (iequals(name, "content-length")) {
-      if (!parse_length(value, max_body, &len)) return bad(400, "invalid Content-Length header");
-      if (have_len && len != p.body_len) return bad(400, "conflicting Content-Length headers");
-      have_len = true, p.body_len = len;
-    }
-    has_te = has_te || iequals(name, "transfer-encoding");
-    if (iequals(name, "expect") && iequals(value, "100-continue")) {
-      p.expect_continue = version == "HTTP/1.1";  // the gate answers it, so it is not passed on
-      continue;
-    }
-    // Hop-by-hop: the backend connection is one request long, whatever the client asked.
-    if (iequals(name, "connection") || iequals(name, "keep-alive") || iequals(name, "proxy-connection")) continue;
-    p.head.append(hl).append("\r\n");
-  }
-  if (has_te) return bad(411, "chunked request bodies are not supported; send Content-Length");
-  if (p.body_len > max_body) return bad(413, "the request body exceeds " + std::to_string(max_body) + " bytes");
-  p.head.append("Connection: close\r\n\r\n");
-  return p;
-}
-
 }  // namespace
 
 struct Gate::Conn {
@@ -168,8 +84,9 @@ struct Gate::Conn {
   size_t index = 0;                   // slot in Gate::conns_
   bool dead = false, relayed = false, backend_eof = false;
   double deadline = 0, progress = 0;  // progress: when the client last took response bytes
-  std::string in;                     // the request as it arrives
-  size_t scanned = 0, head_len = 0, body_len = 0;  // head_len 0: the head is incomplete
+  RequestReader reader{RequestLimits{}};  // the request as it arrives
+  bool continued = false;                 // a 100 Continue went out
+  uint64_t id = 0;                        // for Gate::connected, once forwarded
   std::string to_backend, to_client;
   size_t backend_off = 0, client_off = 0;
 
@@ -325,6 +242,7 @@ void Gate::accept_all() {
     const int one = 1;  // streamed tokens go out as they come, not after Nagle's wait
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // best effort
     owned->deadline = now() + opts_.request_seconds;
+    owned->reader = RequestReader(RequestLimits{opts_.max_head_bytes, opts_.max_body_bytes});
     owned->index = conns_.size();
     // A turn closes at most every open connection: with this room close_conn never allocates.
     if (dead_.capacity() <= conns_.size()) dead_.reserve(2 * conns_.size() + 16);
@@ -346,49 +264,46 @@ void Gate::read_client(Conn& c) {
     if (n == 0) return;
     if (n < 0) return close_conn(c);         // the client went away: so does its request
     if (c.st != Conn::St::Reading) continue;  // one request per connection; the rest is ignored
-    c.in.append(buf, static_cast<size_t>(n));
-    take_request(c);
+    take_request(c, std::string_view(buf, static_cast<size_t>(n)));
   }
 }
 
-bool Gate::take_request(Conn& c) {
-  if (c.head_len == 0) {
-    const size_t end = c.in.find("\r\n\r\n", c.scanned > 3 ? c.scanned - 3 : 0);
-    if (end == std::string::npos && c.in.size() <= opts_.max_head_bytes) {
-      c.scanned = c.in.size();
-      return false;
-    }
-    if (end == std::string::npos || end + 4 > opts_.max_head_bytes) {
-      const size_t eol = c.in.find("\r\n");
-      if (eol == std::string::npos || eol > opts_.max_head_bytes)
-        refuse(c, 414, "the request line exceeds " + std::to_string(opts_.max_head_bytes) + " bytes");
-      else
-        refuse(c, 431, "the request headers exceed " + std::to_string(opts_.max_head_bytes) + " bytes");
-      return false;
-    }
-    Parsed p = parse_head(std::string_view(c.in).substr(0, end + 2), opts_.max_body_bytes);
-    if (p.status != 0) {
-      refuse(c, p.status, p.why);
-      return false;
-    }
-    c.head_len = end + 4, c.body_len = p.body_len;
-    c.to_backend = std::move(p.head);
-    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    if (p.expect_continue && c.in.size() < c.head_len + c.body_len && io_send(c.cfd, kContinue.data(), kContinue.size()) < 0) {
-      close_conn(c);
-      return false;
-    }
+bool Gate::take_request(Conn& c, std::string_view bytes) {
+  const RequestReader::Status st = c.reader.feed(bytes);
+  if (st == RequestReader::Status::kRefused) {
+    refuse(c, c.reader.refusal(), c.reader.why());
+    return false;
   }
-  if (c.in.size() < c.head_len + c.body_len) return false;
-  c.to_backend.append(c.in, c.head_len, c.body_len);
-  std::string().swap(c.in);
+  if (st == RequestReader::Status::kMore) {
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (c.reader.wants_continue() && !c.continued) {
+      c.continued = true;
+      if (io_send(c.cfd, kContinue.data(), kContinue.size()) < 0) close_conn(c);
+    }
+    return false;
+  }
+  c.to_backend = c.reader.take_request();
+  c.reader = RequestReader(RequestLimits{});  // frees what it held
+  c.id = next_id_++;
+  // Right after the request line: the server behind asks connected(id) while it waits.
+  const std::string tag = std::string(kConnHeader) + ": " + std::to_string(c.id) + "\r\n";
+  c.to_backend.insert(c.to_backend.find("\r\n") + 2, tag);
+  {
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_.insert(c.id);
+  }
   start_relay(c);
   return true;
 }
 
+bool Gate::connected(uint64_t id) const {
+  std::lock_guard<std::mutex> lock(live_mu_);
+  return live_.count(id) > 0;
+}
+
 void Gate::refuse(Conn& c, int status, const std::string& message) {
   c.close_backend();
-  std::string().swap(c.in), std::string().swap(c.to_backend);
+  std::string().swap(c.to_backend);
   write_refusal(c.cfd, status, message) ? finish(c) : close_conn(c);
   if (opts_.on_refused) opts_.on_refused(status);  // last: if it throws, the answer is out already
 }
@@ -506,6 +421,10 @@ void Gate::close_conn(Conn& c) {
   close(c.cfd);
   c.cfd = -1, c.dead = true;
   --open_;
+  if (c.id != 0) {
+    std::lock_guard<std::mutex> lock(live_mu_);
+    live_.erase(c.id);
+  }
   const size_t i = c.index;  // freed after this loop turn: events already fetched may name it
   dead_.push_back(std::move(conns_[i]));
   if (i + 1 != conns_.size()) conns_[i] = std::move(conns_.back()), conns_[i]->index = i;
@@ -520,7 +439,7 @@ void Gate::expire(double t) {
   for (size_t i = conns_.size(); i-- > 0;) {  // closing moves the last slot here: already seen
     Conn& c = *conns_[i];
     const bool due = t >= c.deadline;
-    if (c.st == Conn::St::Reading && due && c.in.empty()) close_conn(c);  // it never said anything
+    if (c.st == Conn::St::Reading && due && c.reader.received() == 0) close_conn(c);  // it never said anything
     else if (c.st == Conn::St::Reading && due)
       refuse(c, 408, "the request did not arrive within " + std::to_string(opts_.request_seconds) + " seconds");
     else if (c.st == Conn::St::Waiting && due) refuse(c, 503, "the server is busy; try again shortly");

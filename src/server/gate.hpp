@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace brisk::server {
@@ -49,6 +52,10 @@ class Gate {
   // response has been relayed (at most drain_seconds later); requests still arriving are
   // dropped. For a graceful shutdown: the server behind ends each request, the gate delivers it.
   void drain(double drain_seconds);
+  // From any thread: whether the client of forwarded request `id` (the X-Brisk-Conn header
+  // the gate adds) is still connected. A handler that waits for a whole response before
+  // answering has no socket write to tell it the client left; this does.
+  bool connected(uint64_t id) const;
 
  private:
   struct Conn;
@@ -56,7 +63,7 @@ class Gate {
   void on_client(Conn& c, uint32_t events);
   void on_backend(Conn& c, uint32_t events);
   void read_client(Conn& c);
-  bool take_request(Conn& c);  // false: answered, or the request is not complete yet
+  bool take_request(Conn& c, std::string_view bytes);  // false: answered, or the request is not complete yet
   void refuse(Conn& c, int status, const std::string& message);
   void start_relay(Conn& c);
   void read_backend(Conn& c);
@@ -82,6 +89,9 @@ class Gate {
   double next_sweep_ = 0;
   std::vector<std::unique_ptr<Conn>> conns_;  // open; Conn::index is the slot
   std::vector<std::unique_ptr<Conn>> dead_;   // closed during this loop turn; freed after it
+  uint64_t next_id_ = 1;
+  mutable std::mutex live_mu_;
+  std::unordered_set<uint64_t> live_;  // forwarded requests whose client is connected
 };
 
 }  // namespace brisk::server
