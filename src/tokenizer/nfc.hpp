@@ -1,6 +1,7 @@
 // Unicode NFC, the normalizer Qwen2's tokenizer.json declares. PCRE2 does not normalize, so
 // this does: canonical decomposition, canonical ordering, canonical composition (Hangul by
-// formula). Tables come from tools/make_tokenizer_fixtures.py; invalid bytes pass through.
+// formula). Tables (nfc_data.inc) come from tools/make_nfc_table.py, pinned to Unicode 9.0.0 as
+// Hugging Face tokenizers has it; invalid bytes pass through.
 #pragma once
 
 #include <string>
