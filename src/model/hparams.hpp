@@ -45,7 +45,9 @@ struct HParams {
 };
 
 // From a GGUF file's metadata or an HF directory's config.json. Throws Error(kUnsupported)
-// for an unknown architecture and Error(kFormat) for missing or absurd values.
+// for an unknown architecture or a feature brisk does not run (yarn rope, softcapping), and
+// Error(kFormat) naming the key and value for a missing or absurd one (hparams_check.hpp),
+// including per-layer tensors that disagree with the layer count.
 HParams hparams_from_checkpoint(const CheckpointIndex& ckpt);
 
 const char* arch_name(Arch arch);

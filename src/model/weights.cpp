@@ -1,5 +1,7 @@
 #include "model/weights.hpp"
 
+#include <cmath>
+
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
 #include "quant/quantize.hpp"
@@ -135,6 +137,10 @@ WeightSet map_weights(const CheckpointIndex& ckpt, const HParams& hp) {
       throw Error(ErrorCode::kFormat, "rope_freqs must hold head_dim / 2 float32 values", rf->name);
     const float* f = reinterpret_cast<const float*>(rf->data);
     ws.rope_freq_factors.assign(f, f + hp.head_dim / 2);
+    for (float x : ws.rope_freq_factors)  // divisors of the rotation frequencies
+      if (!std::isfinite(x) || x <= 0.f)
+        throw Error(ErrorCode::kFormat, "rope_freqs holds " + std::to_string(x) + ": every factor must be finite and > 0",
+                    rf->name);
   }
   const bool gemma = hp.arch == Arch::Gemma3;
   for (int i = 0; i < hp.n_layers; ++i) {
