@@ -24,6 +24,22 @@ void prefault(const CheckpointIndex& c, const std::function<void(double)>& progr
   if (progress) progress(1.0);
 }
 
+// Every token the model can produce must decode, and every token must have an embedding row.
+// GGUF files carry exactly one token per row (llama.cpp sizes token_embd by the token list);
+// HF checkpoints may pad the embedding beyond the tokenizer (Qwen2.5: 151,936 rows for
+// 151,665 tokens), never the other way round.
+void check_vocab_fits(const CheckpointIndex& c, const HParams& hp, const Tokenizer& tok) {
+  const int64_t tokens = tok.vocab_size();
+  if (c.format == "gguf" && tokens != hp.vocab)
+    throw Error(ErrorCode::kFormat, "tokenizer.ggml.tokens has " + std::to_string(tokens) +
+                                        " tokens but token_embd.weight has " + std::to_string(hp.vocab) + " rows",
+                c.path);
+  if (tokens > hp.vocab)
+    throw Error(ErrorCode::kFormat, "tokenizer.json has " + std::to_string(tokens) + " tokens but config.json vocab_size = " +
+                                        std::to_string(hp.vocab) + " (the embedding's rows)",
+                c.path);
+}
+
 }  // namespace
 
 std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, const LoadOptions& opts) {
@@ -33,10 +49,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, co
   m->weights_ = map_weights(*m->ckpt_, m->hp_);
   if (opts.load_tokenizer) {
     m->tokenizer_ = load_tokenizer(*m->ckpt_);
-    if (m->tokenizer_->vocab_size() > m->hp_.vocab)
-      throw Error(ErrorCode::kFormat, "tokenizer has " + std::to_string(m->tokenizer_->vocab_size()) +
-                                          " tokens but the embedding only " + std::to_string(m->hp_.vocab),
-                  path);
+    check_vocab_fits(*m->ckpt_, m->hp_, *m->tokenizer_);
     const auto source = find_chat_template(*m->ckpt_);
     m->own_template_ = source.has_value();
     try {

@@ -36,6 +36,39 @@ std::vector<int32_t> eos_by_name(const std::vector<std::string>& tokens, const s
   return out;
 }
 
+void check_token_id(const std::string& key, int64_t id, int64_t n, const std::string& where) {
+  if (id < 0 || id >= n)
+    throw Error(ErrorCode::kFormat,
+                key + " = " + std::to_string(id) + ": outside the vocabulary of " + std::to_string(n) + " tokens",
+                where);
+}
+
+namespace {
+
+// The special-token ids a config.json or generation_config.json names (an id or a list of
+// ids each); calls use(id) for every one after checking it against the vocabulary.
+template <typename Use>
+void config_token_ids(const nlohmann::json& cfg, const std::string& file, int64_t n, const std::string& where,
+                      Use&& use) {
+  if (!cfg.is_object()) return;
+  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) {
+    auto it = cfg.find(key);
+    if (it == cfg.end() || it->is_null()) continue;
+    const std::string name = file + " " + key;
+    auto one = [&](const nlohmann::json& v) {
+      if (!v.is_number_integer()) throw Error(ErrorCode::kFormat, name + " = " + v.dump() + ": not a token id", where);
+      check_token_id(name, v.get<int64_t>(), n, where);
+      use(key, int32_t(v.get<int64_t>()));
+    };
+    if (it->is_array())
+      for (const auto& v : *it) one(v);
+    else
+      one(*it);
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Tokenizer> load_tokenizer(const CheckpointIndex& ckpt) {
   if (ckpt.format == "gguf") return load_tokenizer_gguf(ckpt);
   if (ckpt.hf_tokenizer_json_path.empty())
@@ -51,14 +84,15 @@ std::unique_ptr<Tokenizer> load_tokenizer(const CheckpointIndex& ckpt) {
     throw Error(ErrorCode::kFormat, std::string("not valid JSON: ") + e.what(), ckpt.hf_tokenizer_json_path);
   }
   auto tok = tokenizer_from_json(j, ckpt.hf_tokenizer_config, ckpt.hf_tokenizer_json_path);
-  const auto& gen = ckpt.hf_generation_config;
-  if (gen.is_object() && gen.contains("eos_token_id")) {
-    const auto& e = gen["eos_token_id"];
-    if (e.is_number_integer()) tok->add_eos_id(e.get<int32_t>());
-    else if (e.is_array())
-      for (auto& x : e)
-        if (x.is_number_integer()) tok->add_eos_id(x.get<int32_t>());
-  }
+  const int64_t n = tok->vocab_size();
+  auto ignore = [](const char*, int32_t) {};
+  config_token_ids(ckpt.hf_config, "config.json", n, ckpt.path, ignore);
+  if (ckpt.hf_config.is_object() && ckpt.hf_config.contains("text_config"))
+    config_token_ids(ckpt.hf_config["text_config"], "config.json text_config", n, ckpt.path, ignore);
+  config_token_ids(ckpt.hf_generation_config, "generation_config.json", n, ckpt.path,
+                   [&](const char* key, int32_t id) {
+                     if (std::string_view(key) == "eos_token_id") tok->add_eos_id(id);
+                   });
   return tok;
 }
 

@@ -30,11 +30,28 @@ const std::vector<double>* nums(const CheckpointIndex& c, const std::string& key
   return &v->nums;
 }
 
-int32_t id_or(const CheckpointIndex& c, const std::string& key, int32_t n) {
+// A special-token id (tokenizer.ggml.bos_token_id, ...): -1 when absent, an error when it is
+// not a token of the vocabulary (llama.cpp warns and falls back; a wrong BOS or EOS silently
+// changes every prompt or never stops a generation, so brisk refuses the file).
+int32_t special_id(const CheckpointIndex& c, const std::string& key, int32_t n) {
   const MetaValue* v = c.meta(key);
   if (!v) return -1;
-  int64_t id = v->as_i64();
-  return id >= 0 && id < n ? int32_t(id) : -1;
+  const bool integral = !v->is_array() && v->is_number() && v->type != MetaType::F32 && v->type != MetaType::F64;
+  if (!integral) throw Error(ErrorCode::kFormat, key + " is not an integer token id", c.path);
+  const bool huge = v->type == MetaType::U64 && v->u > uint64_t(INT64_MAX);
+  if (huge) throw Error(ErrorCode::kFormat, key + " = " + std::to_string(v->u) + ": not a token id", c.path);
+  check_token_id(key, v->as_i64(), n, c.path);
+  return int32_t(v->as_i64());
+}
+
+// Every tokenizer.ggml.*_token_id key, including ones brisk does not use (sep, cls, mask):
+// all must name tokens of the vocabulary.
+void check_all_special_ids(const CheckpointIndex& c, int32_t n) {
+  const std::string prefix = "tokenizer.ggml.", suffix = "_token_id";
+  for (const auto& [key, v] : c.metadata)
+    if (key.size() > prefix.size() + suffix.size() && key.compare(0, prefix.size(), prefix) == 0 &&
+        key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0)
+      special_id(c, key, n);
 }
 
 bool bool_or(const CheckpointIndex& c, const std::string& key, bool dflt) {
@@ -50,6 +67,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_gguf(const CheckpointIndex& ckpt) {
   const std::string& kind = model->as_string();
   TokenizerSpec spec;
   spec.where = ckpt.path;
+  spec.vocab_key = "tokenizer.ggml.tokens";
   if (kind == "gpt2") spec.kind = TokenizerKind::kByteLevel;
   else if (kind == "llama") spec.kind = TokenizerKind::kSpm;
   else throw Error(ErrorCode::kUnsupported, "tokenizer.ggml.model \"" + kind + "\" is not supported (gpt2, llama)", ckpt.path);
@@ -109,15 +127,22 @@ std::unique_ptr<Tokenizer> load_tokenizer_gguf(const CheckpointIndex& ckpt) {
       }
     }
   }
-  spec.unk_id = id_or(ckpt, "tokenizer.ggml.unknown_token_id", n);
-  spec.bos_id = id_or(ckpt, "tokenizer.ggml.bos_token_id", n);
-  int32_t eos = id_or(ckpt, "tokenizer.ggml.eos_token_id", n);
+  check_all_special_ids(ckpt, n);
+  spec.unk_id = special_id(ckpt, "tokenizer.ggml.unknown_token_id", n);
+  spec.bos_id = special_id(ckpt, "tokenizer.ggml.bos_token_id", n);
+  int32_t eos = special_id(ckpt, "tokenizer.ggml.eos_token_id", n);
   bool add_bos = bool_or(ckpt, "tokenizer.ggml.add_bos_token", spec.kind == TokenizerKind::kSpm);
   bool add_eos = bool_or(ckpt, "tokenizer.ggml.add_eos_token", false);
+  if (add_bos && spec.bos_id < 0 && ckpt.meta("tokenizer.ggml.add_bos_token"))
+    throw Error(ErrorCode::kFormat, "tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is missing",
+                ckpt.path);
+  if (add_eos && eos < 0)
+    throw Error(ErrorCode::kFormat, "tokenizer.ggml.add_eos_token is true but tokenizer.ggml.eos_token_id is missing",
+                ckpt.path);
   if (add_bos && spec.bos_id >= 0) spec.prefix_ids.push_back(spec.bos_id);
-  if (add_eos && eos >= 0) spec.suffix_ids.push_back(eos);
+  if (add_eos) spec.suffix_ids.push_back(eos);
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
-    if (int32_t id = id_or(ckpt, key, n); id >= 0) spec.eos_ids.push_back(id);
+    if (int32_t id = special_id(ckpt, key, n); id >= 0) spec.eos_ids.push_back(id);
   for (int32_t id : eos_by_name(spec.tokens, spec.types)) spec.eos_ids.push_back(id);
   return make_tokenizer(std::move(spec));
 }

@@ -26,6 +26,7 @@ enum TokenType : uint8_t { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined
 struct TokenizerSpec {
   TokenizerKind kind = TokenizerKind::kByteLevel;
   std::string where;                       // file, for error messages
+  std::string vocab_key;                   // where the token list came from, for error messages
   std::vector<std::string> tokens;         // id -> stored text (byte-level or "▁" form)
   std::vector<uint8_t> types;              // TokenType per id
   std::vector<float> scores;               // SPM from GGUF: merges chosen by score
@@ -61,6 +62,8 @@ class VocabTokenizer final : public Tokenizer {
 
  private:
   void check_id(int32_t id) const;
+  void check_byte_tokens() const;
+  void check_special_ids() const;
   void encode_segment(std::string_view text, bool at_start, std::vector<int32_t>& out) const;
   void encode_bytelevel(std::string_view text, std::vector<int32_t>& out) const;
   void encode_bytelevel_word(std::string_view word, std::vector<int32_t>& out) const;

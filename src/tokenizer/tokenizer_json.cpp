@@ -131,6 +131,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, const nl
                                                const std::string& where) {
   TokenizerSpec spec;
   spec.where = where;
+  spec.vocab_key = "tokenizer.json model.vocab";
   JsonReader r{spec, false, false, where};
   try {
     const json& model = j.at("model");
@@ -163,8 +164,13 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, const nl
     spec.byte_fallback = model.value("byte_fallback", false);
     spec.fuse_unk = model.value("fuse_unk", false);
     spec.ignore_merges = model.value("ignore_merges", false);
-    if (model.contains("unk_token") && model["unk_token"].is_string())
-      if (auto it = ids.find(model["unk_token"].get<std::string>()); it != ids.end()) spec.unk_id = it->second;
+    if (model.contains("unk_token") && model["unk_token"].is_string()) {
+      const std::string unk = model["unk_token"].get<std::string>();
+      auto it = ids.find(unk);
+      if (it == ids.end())
+        throw Error(ErrorCode::kFormat, "tokenizer.json model.unk_token '" + unk + "' is not in the vocabulary", where);
+      spec.unk_id = it->second;
+    }
     if (j.contains("added_tokens")) {
       for (auto& a : j["added_tokens"]) {
         AddedToken t;
@@ -196,9 +202,21 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, const nl
     };
     if (!spec.prefix_ids.empty()) spec.bos_id = spec.prefix_ids[0];
     if (config.is_object()) {
-      if (spec.bos_id < 0 && config.contains("bos_token")) spec.bos_id = find(token_string(config["bos_token"]));
-      if (config.contains("eos_token"))
-        if (int32_t e = find(token_string(config["eos_token"])); e >= 0) spec.eos_ids.push_back(e);
+      // A special token the config names must exist: a missing EOS would never stop a generation.
+      auto named = [&](const char* key) -> int32_t {
+        if (!config.contains(key) || config[key].is_null()) return -1;
+        const std::string text = token_string(config[key]);
+        const int32_t id = find(text);
+        if (id < 0)
+          throw Error(ErrorCode::kFormat,
+                      std::string("tokenizer_config.json ") + key + " '" + text + "' is not in the vocabulary", where);
+        return id;
+      };
+      const int32_t bos = named("bos_token"), eos = named("eos_token");
+      named("pad_token");
+      named("unk_token");
+      if (spec.bos_id < 0) spec.bos_id = bos;
+      if (eos >= 0) spec.eos_ids.push_back(eos);
       if (spec.prefix_ids.empty() && config.value("add_bos_token", false) && spec.bos_id >= 0)
         spec.prefix_ids.push_back(spec.bos_id);
     }

@@ -74,6 +74,7 @@ VocabTokenizer::VocabTokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
       if (it != vocab_.end()) byte_id_[b] = it->second;
     }
   }
+  check_byte_tokens();
   for (auto& a : spec_.added) {
     if (a.id < 0 || size_t(a.id) >= n)
       throw Error(ErrorCode::kFormat, "added token id " + std::to_string(a.id) + " out of range", spec_.where);
@@ -91,11 +92,43 @@ VocabTokenizer::VocabTokenizer(TokenizerSpec spec) : spec_(std::move(spec)) {
     ++rank;
   }
   for (auto& re : spec_.split_regexes) regexes_.push_back(std::make_unique<SplitRegex>(re));
-  for (int32_t id : spec_.prefix_ids) check_id(id);
-  for (int32_t id : spec_.suffix_ids) check_id(id);
+  check_special_ids();
   bos_id_ = spec_.bos_id;
-  for (int32_t id : spec_.eos_ids)
-    if (id >= 0 && size_t(id) < n) add_eos_id(id);
+  for (int32_t id : spec_.eos_ids) add_eos_id(id);
+}
+
+// A byte-level vocabulary needs a token for each of the 256 bytes, and SentencePiece byte
+// fallback the 256 <0xNN> tokens: without them some text cannot be encoded at all, which would
+// surface as a failed request long after the model was reported ready.
+void VocabTokenizer::check_byte_tokens() const {
+  const bool byte_level = spec_.kind == TokenizerKind::kByteLevel;
+  if (!byte_level && !spec_.byte_fallback) return;
+  int missing = 0, first = -1;
+  for (int b = 0; b < 256; ++b)
+    if (byte_id_[b] < 0 && missing++ == 0) first = b;
+  if (missing == 0) return;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "%02X", first);
+  const std::string token = byte_level ? "'" + byte_to_unicode(uint8_t(first)) + "'" : std::string("<0x") + hex + ">";
+  throw Error(ErrorCode::kFormat,
+              (spec_.vocab_key.empty() ? std::string("vocabulary") : spec_.vocab_key) + " lacks " +
+                  std::to_string(missing) + " of the 256 byte tokens" + (byte_level ? "" : " that byte fallback needs") +
+                  ", the first for byte 0x" + hex + " (" + token + ")",
+              spec_.where);
+}
+
+// Ids the loaders resolved (post-processor, bos, unk, eos) must be tokens of the vocabulary.
+void VocabTokenizer::check_special_ids() const {
+  auto check = [&](const char* what, int32_t id) {
+    if (id < 0 || id >= vocab_size())
+      throw Error(ErrorCode::kFormat, std::string(what) + " id " + std::to_string(id) + " is outside the vocabulary of " +
+                                          std::to_string(vocab_size()) + " tokens", spec_.where);
+  };
+  for (int32_t id : spec_.prefix_ids) check("post-processor prefix token", id);
+  for (int32_t id : spec_.suffix_ids) check("post-processor suffix token", id);
+  for (int32_t id : spec_.eos_ids) check("end-of-generation token", id);
+  if (spec_.bos_id >= 0) check("bos token", spec_.bos_id);
+  if (spec_.unk_id >= 0) check("unk token", spec_.unk_id);
 }
 
 void VocabTokenizer::check_id(int32_t id) const {
