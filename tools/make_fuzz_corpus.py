@@ -117,6 +117,32 @@ def request_seeds():
         write("openai_request", f"completion{i}", b"\x00" + json.dumps(body).encode())
 
 
+def http_gate_seeds():
+    """Raw requests for the gate's parser: byte 0 seeds how the harness cuts the input into
+    pieces, byte 1 picks its head and body caps (0xff: the largest), then what a client sends."""
+    body = b'{"model":"m","messages":[{"role":"user","content":"hi"}]}'
+    seeds = {
+        "post_length": b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                       b"Content-Length: %d\r\n\r\n" % len(body) + body,
+        "post_chunked": b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        b'5;ext=1\r\n{"pro\r\n10\r\nmpt":"hi","max_\r\nB\r\ntokens":2}\n\r\n0\r\nX-Trailer: t\r\n\r\n',
+        "post_gzip": b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
+        "post_no_length": b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n",
+        "get_bare_lf": b"GET /health HTTP/1.1\nHost: x\nAccept: */*\n\n",
+        "expect_continue": b"PUT /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\n{}",
+        "trace": b"TRACE / HTTP/1.1\r\nHost: x\r\n\r\n",
+        "lowercase": b"get /health HTTP/1.1\r\n\r\n",
+        "http10_chunked": b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "both_lengths": b"POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "dup_length": b"POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\nX-Brisk-Conn: 7\r\n\r\nok",
+        "stray_cr": b"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+        "http2": b"GET / HTTP/2.0\r\n\r\n",
+        "options": b"OPTIONS /v1/models HTTP/1.1\r\nOrigin: http://a\r\nAccess-Control-Request-Method: GET\r\n\r\n",
+    }
+    for name, request in seeds.items():
+        write("http_gate", name, bytes([7, 0xFF]) + request)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brisk", default=str(ROOT / "build/brisk"))
@@ -130,6 +156,7 @@ def main():
     tokenizer_seeds()
     template_seeds()
     request_seeds()
+    http_gate_seeds()
     for d in sorted(OUT.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds, {sum(f.stat().st_size for f in d.iterdir())} bytes")
 
