@@ -59,6 +59,26 @@ bool bool_or(const CheckpointIndex& c, const std::string& key, bool dflt) {
   return v ? v->as_i64() != 0 : dflt;
 }
 
+// bos / eos / unk ids, what add_special puts around a text, and every end-of-generation id.
+void apply_special_ids(const CheckpointIndex& ckpt, int32_t n, TokenizerSpec& spec) {
+  check_all_special_ids(ckpt, n);
+  spec.unk_id = special_id(ckpt, "tokenizer.ggml.unknown_token_id", n);
+  spec.bos_id = special_id(ckpt, "tokenizer.ggml.bos_token_id", n);
+  int32_t eos = special_id(ckpt, "tokenizer.ggml.eos_token_id", n);
+  bool add_bos = bool_or(ckpt, "tokenizer.ggml.add_bos_token", spec.kind == TokenizerKind::kSpm);
+  bool add_eos = bool_or(ckpt, "tokenizer.ggml.add_eos_token", false);
+  if (add_bos && spec.bos_id < 0 && ckpt.meta("tokenizer.ggml.add_bos_token"))
+    throw Error(ErrorCode::kFormat, "tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is missing",
+                ckpt.path);
+  if (add_eos && eos < 0)
+    throw Error(ErrorCode::kFormat, "tokenizer.ggml.add_eos_token is true but tokenizer.ggml.eos_token_id is missing",
+                ckpt.path);
+  if (add_bos && spec.bos_id >= 0) spec.prefix_ids.push_back(spec.bos_id);
+  if (add_eos) spec.suffix_ids.push_back(eos);
+  for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
+    if (int32_t id = special_id(ckpt, key, n); id >= 0) spec.eos_ids.push_back(id);
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer_gguf(const CheckpointIndex& ckpt) {
@@ -127,22 +147,7 @@ std::unique_ptr<Tokenizer> load_tokenizer_gguf(const CheckpointIndex& ckpt) {
       }
     }
   }
-  check_all_special_ids(ckpt, n);
-  spec.unk_id = special_id(ckpt, "tokenizer.ggml.unknown_token_id", n);
-  spec.bos_id = special_id(ckpt, "tokenizer.ggml.bos_token_id", n);
-  int32_t eos = special_id(ckpt, "tokenizer.ggml.eos_token_id", n);
-  bool add_bos = bool_or(ckpt, "tokenizer.ggml.add_bos_token", spec.kind == TokenizerKind::kSpm);
-  bool add_eos = bool_or(ckpt, "tokenizer.ggml.add_eos_token", false);
-  if (add_bos && spec.bos_id < 0 && ckpt.meta("tokenizer.ggml.add_bos_token"))
-    throw Error(ErrorCode::kFormat, "tokenizer.ggml.add_bos_token is true but tokenizer.ggml.bos_token_id is missing",
-                ckpt.path);
-  if (add_eos && eos < 0)
-    throw Error(ErrorCode::kFormat, "tokenizer.ggml.add_eos_token is true but tokenizer.ggml.eos_token_id is missing",
-                ckpt.path);
-  if (add_bos && spec.bos_id >= 0) spec.prefix_ids.push_back(spec.bos_id);
-  if (add_eos) spec.suffix_ids.push_back(eos);
-  for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"})
-    if (int32_t id = special_id(ckpt, key, n); id >= 0) spec.eos_ids.push_back(id);
+  apply_special_ids(ckpt, n, spec);
   for (int32_t id : eos_by_name(spec.tokens, spec.types)) spec.eos_ids.push_back(id);
   return make_tokenizer(std::move(spec));
 }

@@ -125,6 +125,29 @@ std::string token_string(const json& v) {
   return {};
 }
 
+// BOS: the post-processor's first token, else tokenizer_config's bos_token; EOS from the config.
+// A special token the config names must exist: a missing EOS would never stop a generation.
+void apply_config_tokens(const json& config, const StringMap<int32_t>& ids, TokenizerSpec& spec) {
+  if (!spec.prefix_ids.empty()) spec.bos_id = spec.prefix_ids[0];
+  if (!config.is_object()) return;
+  auto named = [&](const char* key) -> int32_t {
+    if (!config.contains(key) || config[key].is_null()) return -1;
+    const std::string text = token_string(config[key]);
+    auto it = ids.find(text);
+    if (it == ids.end())
+      throw Error(ErrorCode::kFormat, std::string("tokenizer_config.json ") + key + " '" + text + "' is not in the vocabulary",
+                  spec.where);
+    return it->second;
+  };
+  const int32_t bos = named("bos_token"), eos = named("eos_token");
+  named("pad_token");
+  named("unk_token");
+  if (spec.bos_id < 0) spec.bos_id = bos;
+  if (eos >= 0) spec.eos_ids.push_back(eos);
+  if (spec.prefix_ids.empty() && config.value("add_bos_token", false) && spec.bos_id >= 0)
+    spec.prefix_ids.push_back(spec.bos_id);
+}
+
 }  // namespace
 
 std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, const nlohmann::json& config,
@@ -195,31 +218,7 @@ std::unique_ptr<Tokenizer> tokenizer_from_json(const nlohmann::json& j, const nl
     spec.kind = r.byte_level ? TokenizerKind::kByteLevel : TokenizerKind::kSpm;
     if (spec.kind == TokenizerKind::kSpm && !spec.split_regexes.empty()) r.unsupported("regex split without ByteLevel");
 
-    // BOS: the template's first token, else tokenizer_config's bos_token; EOS from the config.
-    auto find = [&](const std::string& s) -> int32_t {
-      auto it = ids.find(s);
-      return it == ids.end() ? -1 : it->second;
-    };
-    if (!spec.prefix_ids.empty()) spec.bos_id = spec.prefix_ids[0];
-    if (config.is_object()) {
-      // A special token the config names must exist: a missing EOS would never stop a generation.
-      auto named = [&](const char* key) -> int32_t {
-        if (!config.contains(key) || config[key].is_null()) return -1;
-        const std::string text = token_string(config[key]);
-        const int32_t id = find(text);
-        if (id < 0)
-          throw Error(ErrorCode::kFormat,
-                      std::string("tokenizer_config.json ") + key + " '" + text + "' is not in the vocabulary", where);
-        return id;
-      };
-      const int32_t bos = named("bos_token"), eos = named("eos_token");
-      named("pad_token");
-      named("unk_token");
-      if (spec.bos_id < 0) spec.bos_id = bos;
-      if (eos >= 0) spec.eos_ids.push_back(eos);
-      if (spec.prefix_ids.empty() && config.value("add_bos_token", false) && spec.bos_id >= 0)
-        spec.prefix_ids.push_back(spec.bos_id);
-    }
+    apply_config_tokens(config, ids, spec);
     for (int32_t id : eos_by_name(spec.tokens, spec.types)) spec.eos_ids.push_back(id);
   } catch (const json::exception& e) {
     throw Error(ErrorCode::kFormat, std::string("tokenizer.json: ") + e.what(), where);
