@@ -28,7 +28,7 @@ struct Expr {
     Unary,    // op args[0]: "-", "+", "not"
     Binary,   // args[0] op args[1]: + - * / // % ** ~ == != < > <= >= in "not in" and or
     Cond,     // args[0] if args[1] else args[2] (args[2] may be null)
-    List,     // [args...]
+    List,     // [args...]; name "tuple" for (a, b)
     Dict,     // {args[0]: args[1], ...}
   };
   Kind kind;
@@ -45,34 +45,30 @@ using NodePtr = std::unique_ptr<Node>;
 using Body = std::vector<NodePtr>;
 
 struct Node {
-  enum class Kind { Text, Output, If, For, Set, SetBlock, Macro, Break, Continue };
+  enum class Kind { Text, Output, If, For, Set, SetBlock, Macro, CallBlock, Break, Continue };
   Kind kind;
   int line = 0;
   std::string text;  // Text; Set/SetBlock/Macro: the name
   std::string attr;  // Set: `set ns.attr = ...`
-  ExprPtr expr;      // Output, Set, For: the iterable
+  ExprPtr expr;      // Output, Set, For: the iterable; CallBlock: the macro call
   // If: (condition, body) per if/elif; else_body.
   std::vector<std::pair<ExprPtr, Body>> branches;
-  Body body;         // For, SetBlock, Macro
+  Body body;         // For, SetBlock, Macro, CallBlock (the caller's body)
   Body else_body;    // If, For
   std::vector<std::string> targets;  // For: loop variables
   ExprPtr filter;                    // For: `for x in xs if cond`
-  std::vector<std::pair<std::string, ExprPtr>> params;  // Macro: name and default (or null)
+  std::vector<std::pair<std::string, ExprPtr>> params;  // Macro, CallBlock's caller: name and default (or null)
 };
 
 struct Program {
   Body body;
 };
 
-// Caps a render stays under, whatever the template and messages (Error kLimit past them).
-struct RenderLimits {
-  size_t max_output = 4u << 20;    // bytes of rendered text
-  int max_depth = 200;             // nested expressions and macro calls
-  int64_t max_steps = 2'000'000;   // statements executed and loop iterations
-};
-
 // Renders a parsed template with these variables (messages, add_generation_prompt, ...).
-// raise_exception() in the template throws Error(kInvalidArgument) with its message.
+// raise_exception() in the template throws Error(kInvalidArgument) with its message; past
+// a limit of RenderLimits (jinja_limits.hpp), or once limits.cancel reads true, it throws
+// Error(kLimit); integer overflow throws Error(kLimit) and division by zero
+// Error(kInvalidArgument) (jinja_ints.hpp).
 std::string render(const Program& program, const Object& variables, const RenderLimits& limits = {});
 
 // Parses template source with transformers' settings (trim_blocks, lstrip_blocks, the

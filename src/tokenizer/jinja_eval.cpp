@@ -2,9 +2,12 @@
 // depend on them: `for` opens a scope (so `set` inside a loop does not leak out, which is
 // what namespace() is for) and `if` does not; `and`/`or` return an operand; undefined prints
 // as nothing, iterates as empty and fails when its attributes are read; macros render into
-// a string of their own. Filters, tests, methods and globals are in jinja_builtins.cpp.
+// a string of their own, and a `{% call %}` block's body is the called macro's caller().
+// Filters, tests, methods and globals are in jinja_builtins.cpp; what each step and builtin
+// may cost is metered by the render's Budget (jinja_limits.hpp).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/error.hpp"
 #include "tokenizer/jinja_ast.hpp"
@@ -13,16 +16,12 @@
 namespace brisk::jinja {
 namespace {
 
-[[noreturn]] void fail(int line, const std::string& what, ErrorCode code = ErrorCode::kInvalidArgument) {
-  throw Error(code, "chat template line " + std::to_string(line) + ": " + what, "chat_template");
-}
-
 enum class Flow { Normal, Break, Continue };
 
 class Renderer {
  public:
-  Renderer(const Object& vars, const RenderLimits& limits) : lim_(limits) {
-    scopes_.push_back(global_functions());
+  Renderer(const Object& vars, const RenderLimits& limits) : lim_(limits), budget_(limits) {
+    scopes_.push_back(global_functions(budget_));
     scopes_.push_back(vars);
     scopes_.emplace_back();  // the template's own top-level names
   }
@@ -33,15 +32,21 @@ class Renderer {
   }
 
  private:
+  [[noreturn]] void fail(int line, const std::string& what, ErrorCode code = ErrorCode::kInvalidArgument) {
+    budget_.line = line;
+    budget_.fail(code, what);
+  }
+
   void emit(const std::string& s) {
     if (out_.size() + s.size() > lim_.max_output)
-      throw Error(ErrorCode::kLimit, "chat template output exceeds " + std::to_string(lim_.max_output) + " bytes",
-                  "chat_template");
+      fail(budget_.line, "the output exceeds " + std::to_string(lim_.max_output) + " bytes (RenderLimits::max_output)",
+           ErrorCode::kLimit);
+    budget_.work(s.size(), "output");
     out_ += s;
   }
   void step(int line) {
-    if (++steps_ > lim_.max_steps)
-      fail(line, "the template ran more than " + std::to_string(lim_.max_steps) + " steps", ErrorCode::kLimit);
+    budget_.line = line;
+    budget_.step();
   }
 
   Value lookup(const std::string& name) const {
@@ -71,7 +76,7 @@ class Renderer {
     step(n.line);
     switch (n.kind) {
       case Node::Kind::Text: emit(n.text); return Flow::Normal;
-      case Node::Kind::Output: emit(to_str(eval(*n.expr))); return Flow::Normal;
+      case Node::Kind::Output: emit(to_str(eval(*n.expr), &budget_)); return Flow::Normal;
       case Node::Kind::If:
         for (const auto& [cond, body] : n.branches)
           if (eval(*cond).truthy()) return exec(body);
@@ -99,6 +104,7 @@ class Renderer {
         return Flow::Normal;
       }
       case Node::Kind::Macro: assign(n.text, macro(n)); return Flow::Normal;
+      case Node::Kind::CallBlock: emit(to_str(call(*n.expr, caller(n)), &budget_)); return Flow::Normal;
       case Node::Kind::Break: return Flow::Break;
       case Node::Kind::Continue: return Flow::Continue;
     }
@@ -107,7 +113,9 @@ class Renderer {
 
   Flow exec_for(const Node& n) {
     const Value seq = eval(*n.expr);
+    if (seq.is_string()) budget_.work(seq.str().size(), "for");
     Array items = seq.items();
+    budget_.work(items.size(), "for");
     if (n.filter) {
       Array kept;
       scopes_.emplace_back();
@@ -132,7 +140,10 @@ class Renderer {
                      {"last", Value::boolean(k == len - 1)},
                      {"length", Value::integer(len)},
                      {"previtem", k > 0 ? items[size_t(k - 1)] : Value()},
-                     {"nextitem", k + 1 < len ? items[size_t(k + 1)] : Value()}};
+                     {"nextitem", k + 1 < len ? items[size_t(k + 1)] : Value()},
+                     {"depth", Value::integer(1)},
+                     {"depth0", Value::integer(0)},
+                     {"cycle", cycle(k)}};
       assign("loop", Value::object(std::move(loop)));
       if (exec(n.body) == Flow::Break) break;
     }
@@ -151,16 +162,44 @@ class Renderer {
     for (size_t k = 0; k < n.targets.size(); ++k) assign(n.targets[k], (*item.arr)[k]);
   }
 
+  // loop.cycle(a, b, ...): the argument at this iteration's index, round robin.
+  static Value cycle(int64_t k) {
+    return Value::callable([k](std::vector<Value>& args, Kwargs&) {
+      return args.empty() ? Value() : args[size_t(k % int64_t(args.size()))];
+    });
+  }
+
   // A macro: a callable that renders its body with its parameters bound, seeing the
   // template's globals and top-level names but not the caller's loop variables.
   Value macro(const Node& n) {
     const Node* def = &n;
     return Value::callable([this, def](std::vector<Value>& args, Kwargs& kwargs) {
-      if (++depth_ > lim_.max_depth) fail(def->line, "macros nest too deeply", ErrorCode::kLimit);
-      std::vector<Object> saved = std::move(scopes_);
-      scopes_ = {saved[0], saved[1], saved[2], Object{}};
-      for (size_t k = 0; k < def->params.size(); ++k) {
-        const auto& [name, fallback] = def->params[k];
+      return invoke(*def, {scopes_[0], scopes_[1], scopes_[2]}, args, kwargs);
+    });
+  }
+
+  // A call block's caller(): its body, seeing the names where the block stands.
+  Value caller(const Node& n) {
+    const Node* def = &n;
+    auto where = std::make_shared<const std::vector<Object>>(scopes_);
+    return Value::callable([this, def, where](std::vector<Value>& args, Kwargs& kwargs) {
+      return invoke(*def, *where, args, kwargs);
+    });
+  }
+
+  // Renders a macro's (or caller's) body in scopes `base` plus one for its parameters (and
+  // `caller`, when a call block passes one), into a string of its own.
+  Value invoke(const Node& def, std::vector<Object> base, std::vector<Value>& args, Kwargs& kwargs) {
+    if (++depth_ > lim_.max_depth) {
+      --depth_;
+      fail(def.line, "macros nest too deeply", ErrorCode::kLimit);
+    }
+    std::vector<Object> saved = std::exchange(scopes_, std::move(base));
+    std::string out_saved = std::exchange(out_, std::string());
+    try {
+      scopes_.emplace_back();
+      for (size_t k = 0; k < def.params.size(); ++k) {
+        const auto& [name, fallback] = def.params[k];
         Value v;
         if (k < args.size()) v = args[k];
         for (auto& [key, kv] : kwargs)
@@ -168,26 +207,40 @@ class Renderer {
         if (!v.defined() && fallback) v = eval(*fallback);
         assign(name, v);
       }
-      std::string out_saved = std::move(out_);
-      out_.clear();
-      try {
-        exec(def->body);
-      } catch (...) {
-        scopes_ = std::move(saved);
-        out_ = std::move(out_saved);
-        --depth_;
-        throw;
-      }
-      Value result = Value::string(std::move(out_));
-      out_ = std::move(out_saved);
+      for (auto& [key, kv] : kwargs)
+        if (key == "caller") assign(key, kv);
+      exec(def.body);
+    } catch (...) {
       scopes_ = std::move(saved);
+      out_ = std::move(out_saved);
       --depth_;
-      return result;
-    });
+      throw;
+    }
+    Value result = Value::string(std::exchange(out_, std::move(out_saved)));
+    scopes_ = std::move(saved);
+    --depth_;
+    return result;
+  }
+
+  // A call expression; `caller`, when defined, goes to the callee as the keyword argument a
+  // call block passes.
+  Value call(const Expr& e, const Value& caller_fn = Value()) {
+    const Value callee = eval(*e.args[0]);
+    if (callee.kind != Value::Kind::Callable) fail(e.line, "calling something that is not a function");
+    std::vector<Value> args;
+    for (size_t k = 1; k < e.args.size(); ++k) args.push_back(eval(*e.args[k]));
+    Kwargs kwargs;
+    for (const auto& [key, x] : e.kwargs) kwargs.emplace_back(key, eval(*x));
+    if (caller_fn.defined()) kwargs.emplace_back("caller", caller_fn);
+    budget_.line = e.line;
+    return (*callee.fn)(args, kwargs);
   }
 
   Value eval(const Expr& e) {
-    if (++depth_ > lim_.max_depth) fail(e.line, "the expression nests too deeply", ErrorCode::kLimit);
+    if (++depth_ > lim_.max_depth) {
+      --depth_;
+      fail(e.line, "the expression nests too deeply", ErrorCode::kLimit);
+    }
     Value v = eval_inner(e);
     --depth_;
     return v;
@@ -200,29 +253,25 @@ class Renderer {
       case Expr::Kind::Attr: {
         const Value obj = eval(*e.args[0]);
         if (!obj.defined()) fail(e.line, "cannot read '" + e.name + "' of an undefined value");
-        return get_attribute(obj, e.name);
+        budget_.line = e.line;
+        return get_attribute(obj, e.name, budget_);
       }
       case Expr::Kind::Index: {
         const Value obj = eval(*e.args[0]);
         if (!obj.defined()) fail(e.line, "cannot index an undefined value");
-        return get_item(obj, eval(*e.args[1]));
+        const Value key = eval(*e.args[1]);
+        budget_.line = e.line;
+        return get_item(obj, key, budget_);
       }
       case Expr::Kind::Slice: {
         const Value obj = eval(*e.args[0]);
         Value parts[3];
         for (int k = 0; k < 3; ++k)
           if (e.args[size_t(k) + 1]) parts[k] = eval(*e.args[size_t(k) + 1]);
-        return slice(obj, parts[0], parts[1], parts[2]);
+        budget_.line = e.line;
+        return slice(obj, parts[0], parts[1], parts[2], budget_);
       }
-      case Expr::Kind::Call: {
-        const Value callee = eval(*e.args[0]);
-        if (callee.kind != Value::Kind::Callable) fail(e.line, "calling something that is not a function");
-        std::vector<Value> args;
-        for (size_t k = 1; k < e.args.size(); ++k) args.push_back(eval(*e.args[k]));
-        Kwargs kwargs;
-        for (const auto& [key, x] : e.kwargs) kwargs.emplace_back(key, eval(*x));
-        return (*callee.fn)(args, kwargs);
-      }
+      case Expr::Kind::Call: return call(e);
       case Expr::Kind::Filter:
       case Expr::Kind::Test: {
         Value input = eval(*e.args[0]);
@@ -230,15 +279,15 @@ class Renderer {
         for (size_t k = 1; k < e.args.size(); ++k) args.push_back(eval(*e.args[k]));
         Kwargs kwargs;
         for (const auto& [key, x] : e.kwargs) kwargs.emplace_back(key, eval(*x));
-        if (e.kind == Expr::Kind::Filter) return apply_filter(e.name, input, args, kwargs, e.line);
-        const bool r = apply_test(e.name, input, args, e.line);
+        budget_.line = e.line;
+        if (e.kind == Expr::Kind::Filter) return apply_filter(e.name, input, args, kwargs, budget_);
+        const bool r = apply_test(e.name, input, args, budget_);
         return Value::boolean(e.negated ? !r : r);
       }
       case Expr::Kind::Unary: {
         const Value x = eval(*e.args[0]);
-        if (e.name == "not") return Value::boolean(!x.truthy());
-        if (x.kind == Value::Kind::Int) return Value::integer(e.name == "-" ? -x.i : x.i);
-        return Value::number(e.name == "-" ? -x.as_double() : x.as_double());
+        budget_.line = e.line;
+        return unary_op(e.name, x, budget_);
       }
       case Expr::Kind::Binary: {
         if (e.name == "and") {
@@ -249,7 +298,9 @@ class Renderer {
           Value a = eval(*e.args[0]);
           return a.truthy() ? a : eval(*e.args[1]);
         }
-        return binary_op(e.name, eval(*e.args[0]), eval(*e.args[1]), e.line);
+        const Value a = eval(*e.args[0]), b = eval(*e.args[1]);
+        budget_.line = e.line;
+        return binary_op(e.name, a, b, budget_);
       }
       case Expr::Kind::Cond:
         if (eval(*e.args[1]).truthy()) return eval(*e.args[0]);
@@ -257,11 +308,13 @@ class Renderer {
       case Expr::Kind::List: {
         Array a;
         for (const auto& x : e.args) a.push_back(eval(*x));
-        return Value::array(std::move(a));
+        Value list = Value::array(std::move(a));
+        list.is_tuple = e.name == "tuple";
+        return list;
       }
       case Expr::Kind::Dict: {
         Value d = Value::object();
-        for (size_t k = 0; k + 1 < e.args.size(); k += 2) d.set(to_str(eval(*e.args[k])), eval(*e.args[k + 1]));
+        for (size_t k = 0; k + 1 < e.args.size(); k += 2) d.set(to_str(eval(*e.args[k]), &budget_), eval(*e.args[k + 1]));
         return d;
       }
     }
@@ -269,10 +322,10 @@ class Renderer {
   }
 
   const RenderLimits& lim_;
+  Budget budget_;
   std::vector<Object> scopes_;
   std::string out_;
   int depth_ = 0;
-  int64_t steps_ = 0;
 };
 
 }  // namespace

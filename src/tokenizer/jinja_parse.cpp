@@ -9,6 +9,8 @@
 
 #include "base/error.hpp"
 #include "tokenizer/jinja_ast.hpp"
+#include "tokenizer/jinja_ints.hpp"
+#include "tokenizer/utf8.hpp"
 
 namespace brisk::jinja {
 namespace {
@@ -80,7 +82,8 @@ std::vector<Segment> split(const std::string& src) {
     const char type = src[start + 1];
     const bool block = type == '%' || type == '#';
     std::string text = src.substr(pos, start - pos);
-    const char mod = start + 2 < src.size() ? src[start + 2] : 0;
+    // `{%+` and `{#+` keep the spaces before the tag (lstrip_blocks off); `{{+` is no modifier.
+    const char mod = start + 2 < src.size() && (block || src[start + 2] == '-') ? src[start + 2] : 0;
     if (mod == '-') {
       while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
     } else if (block && mod != '+') {  // lstrip_blocks
@@ -97,12 +100,13 @@ std::vector<Segment> split(const std::string& src) {
     if (end == std::string::npos) fail(line, "a comment is not closed with #}");
     std::string body = src.substr(content, end - content);
     const bool strip_after = !body.empty() && body.back() == '-';
-    if (strip_after) body.pop_back();
+    const bool keep_newline = block && !body.empty() && body.back() == '+';  // `+%}`: no trim_blocks
+    if (strip_after || keep_newline) body.pop_back();
     if (type != '#') out.push_back({type == '{' ? Segment::Kind::Output : Segment::Kind::Statement, body, line});
     pos = end + 2;
     if (strip_after) {
       while (pos < src.size() && std::isspace(static_cast<unsigned char>(src[pos]))) ++pos;
-    } else if (block) {  // trim_blocks
+    } else if (block && !keep_newline) {  // trim_blocks
       if (pos < src.size() && src[pos] == '\n') ++pos;
       else if (pos + 1 < src.size() && src[pos] == '\r' && src[pos + 1] == '\n') pos += 2;
     }
@@ -114,6 +118,49 @@ struct Token {
   enum class Kind { Name, Int, Float, String, Op, End } kind;
   std::string text;
 };
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// One escape of a string literal, s[j] being the character after the backslash: Python's
+// unicode-escape codec, which Jinja2's lexer applies to every literal (\n \t \x41 \u00e9
+// \U0001F600 \101 ...; an unknown escape stays as written). Returns the index after it.
+size_t unescape(const std::string& s, size_t j, std::string& out, int line) {
+  const char e = s[j];
+  static const std::string simple = "\\'\"abfnrtv", value = "\\'\"\a\b\f\n\r\t\v";
+  if (const size_t k = simple.find(e); k != std::string::npos) {
+    out += value[k];
+    return j + 1;
+  }
+  if (e == '\n') return j + 1;  // a backslash-newline continues the line
+  if (e >= '0' && e <= '7') {
+    uint32_t cp = 0;
+    size_t k = j;
+    for (; k < s.size() && k < j + 3 && s[k] >= '0' && s[k] <= '7'; ++k) cp = cp * 8 + uint32_t(s[k] - '0');
+    utf8::append(out, cp);
+    return k;
+  }
+  const size_t digits = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
+  if (e == 'N') fail(line, "\\N{...} escapes are not supported");
+  if (digits == 0) {
+    out += '\\';
+    out += e;
+    return j + 1;
+  }
+  uint32_t cp = 0;
+  for (size_t k = 1; k <= digits; ++k) {
+    const int d = j + k < s.size() ? hex_digit(s[j + k]) : -1;
+    if (d < 0) fail(line, std::string("a truncated \\") + e + " escape");
+    cp = cp * 16 + uint32_t(d);
+  }
+  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail(line, "an escape outside Unicode's characters");
+  utf8::append(out, cp);
+  return j + 1 + digits;
+}
 
 std::vector<Token> tokenize(const std::string& s, int line) {
   std::vector<Token> out;
@@ -166,17 +213,7 @@ std::vector<Token> tokenize(const std::string& s, int line) {
           str += s[j];
           continue;
         }
-        const char e = s[++j];
-        switch (e) {
-          case 'n': str += '\n'; break;
-          case 't': str += '\t'; break;
-          case 'r': str += '\r'; break;
-          case '0': str += '\0'; break;
-          case '\\': str += '\\'; break;
-          case '\'': str += '\''; break;
-          case '"': str += '"'; break;
-          default: str += '\\', str += e;  // Python keeps unknown escapes as written
-        }
+        j = unescape(s, j + 1, str, line) - 1;
       }
       if (j >= s.size()) fail(line, "a string literal is not closed");
       out.push_back({Token::Kind::String, str});
@@ -360,7 +397,12 @@ class ExprParser {
     switch (tok.kind) {
       case Token::Kind::Int: {
         auto e = make(Expr::Kind::Literal);
-        e->value = Value::integer(std::strtoll(tok.text.c_str(), nullptr, 10));
+        Int128 x = 0;
+        for (char c : tok.text) x = std::min(x * 10 + (c - '0'), Int128(UINT64_MAX) + 1);
+        if (x > Int128(UINT64_MAX))
+          throw Error(ErrorCode::kLimit, "chat template line " + std::to_string(line_) + ": the integer " + tok.text +
+                                             " is larger than " + std::to_string(UINT64_MAX), "chat_template");
+        e->value = make_int(x, "literal");
         return e;
       }
       case Token::Kind::Float: {
@@ -388,9 +430,16 @@ class ExprParser {
       }
       case Token::Kind::Op: {
         if (tok.text == "(") {
+          if (is_op(")")) {  // the empty tuple
+            ++p_;
+            auto empty = make(Expr::Kind::List);
+            empty->name = "tuple";
+            return empty;
+          }
           ExprPtr inner = expression();
-          if (is_op(",")) {  // a tuple: a list for our purposes
+          if (is_op(",")) {  // a tuple
             auto list = make(Expr::Kind::List);
+            list->name = "tuple";
             list->args.push_back(std::move(inner));
             while (is_op(",")) {
               ++p_;
@@ -489,7 +538,7 @@ class ExprParser {
         if (is_op("(")) {
           call_args(*t);
         } else if (peek().kind == Token::Kind::Int || peek().kind == Token::Kind::Float ||
-                   peek().kind == Token::Kind::String ||
+                   peek().kind == Token::Kind::String || is_op("[") || is_op("{") ||
                    (peek().kind == Token::Kind::Name && !is_name("and") && !is_name("or") && !is_name("if") &&
                     !is_name("else") && !is_name("is") && !is_name("in") && !is_name("not"))) {
           t->args.push_back(postfix(primary()));  // `is divisibleby 3`, `is sameas none`
@@ -558,6 +607,30 @@ class StatementParser {
     n->kind = k;
     n->line = line;
     return n;
+  }
+
+  // `(a, b=default, ...)` of a macro or a call block's caller.
+  void params(ExprParser& p, Node& n) {
+    p.expect_op("(");
+    while (!p.is_op(")")) {
+      std::string param = p.expect_name();
+      ExprPtr def;
+      if (p.is_op("=")) {
+        p.next();
+        def = p.expression();
+      }
+      n.params.emplace_back(std::move(param), std::move(def));
+      if (!p.is_op(")")) p.expect_op(",");
+    }
+    p.next();
+  }
+
+  Body body_until(const char* end_word) {
+    std::string end;
+    ExprParser* ep = nullptr;
+    Body b = body({end_word}, &end, &ep);
+    ep->expect_end();
+    return b;
   }
 
   NodePtr statement(const std::string& word, ExprParser& p, int line) {
@@ -638,23 +711,18 @@ class StatementParser {
     if (word == "macro") {
       auto n = node(Node::Kind::Macro, line);
       n->text = p.expect_name();
-      p.expect_op("(");
-      while (!p.is_op(")")) {
-        std::string param = p.expect_name();
-        ExprPtr def;
-        if (p.is_op("=")) {
-          p.next();
-          def = p.expression();
-        }
-        n->params.emplace_back(std::move(param), std::move(def));
-        if (!p.is_op(")")) p.expect_op(",");
-      }
-      p.next();
+      params(p, *n);
       p.expect_end();
-      std::string end;
-      ExprParser* ep = nullptr;
-      n->body = body({"endmacro"}, &end, &ep);
-      ep->expect_end();
+      n->body = body_until("endmacro");
+      return n;
+    }
+    if (word == "call") {  // {% call(args) macro(...) %}body{% endcall %}: the body is the macro's caller()
+      auto n = node(Node::Kind::CallBlock, line);
+      if (p.is_op("(")) params(p, *n);
+      n->expr = p.expression();
+      if (n->expr->kind != Expr::Kind::Call) fail(line, "{% call %} needs a macro call");
+      p.expect_end();
+      n->body = body_until("endcall");
       return n;
     }
     if (word == "break" || word == "continue") {

@@ -1,10 +1,12 @@
 #include "tokenizer/jinja_value.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
 #include "base/error.hpp"
+#include "tokenizer/jinja_ints.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace brisk::jinja {
@@ -35,7 +37,7 @@ Value Value::number(double x) {
 Value Value::string(std::string x) {
   Value v;
   v.kind = Kind::String;
-  v.s = std::move(x);
+  v.sp = std::make_shared<const std::string>(std::move(x));
   return v;
 }
 Value Value::array(Array x) {
@@ -72,8 +74,13 @@ const char* kind_name(Value::Kind k) {
   return "?";
 }
 
+const std::string& Value::str() const {
+  static const std::string empty;
+  return kind == Kind::String && sp ? *sp : empty;
+}
+
 double Value::as_double() const {
-  if (kind == Kind::Int) return double(i);
+  if (kind == Kind::Int) return u ? double(uint64_t(i)) : double(i);
   if (kind == Kind::Float) return f;
   if (kind == Kind::Bool) return b ? 1 : 0;
   throw Error(ErrorCode::kInvalidArgument, std::string("chat template: expected a number, got ") + kind_name(kind));
@@ -86,7 +93,7 @@ bool Value::truthy() const {
     case Kind::Bool: return b;
     case Kind::Int: return i != 0;
     case Kind::Float: return f != 0;
-    case Kind::String: return !s.empty();
+    case Kind::String: return !str().empty();
     case Kind::Array: return !arr->empty();
     case Kind::Object: return !obj->empty();
     case Kind::Callable: return true;
@@ -120,6 +127,7 @@ Array Value::items() const {
       return keys;
     }
     case Kind::String: {
+      const std::string& s = str();
       Array chars;
       for (size_t p = 0; p < s.size();) {
         size_t n = utf8::valid_len(s, p);
@@ -139,7 +147,12 @@ int64_t Value::length() const {
     case Kind::Undefined: return 0;
     case Kind::Array: return int64_t(arr->size());
     case Kind::Object: return int64_t(obj->size());
-    case Kind::String: return int64_t(items().size());
+    case Kind::String: {  // code points; a stray byte counts as one
+      const std::string& s = str();
+      int64_t n = 0;
+      for (size_t p = 0; p < s.size(); ++n) p += std::max<size_t>(1, utf8::valid_len(s, p));
+      return n;
+    }
     default: break;
   }
   throw Error(ErrorCode::kInvalidArgument, std::string("chat template: a ") + kind_name(kind) + " has no length");
@@ -184,10 +197,17 @@ std::string float_repr(double v) {
 
 namespace {
 
-std::string quote_repr(const std::string& s) {
+// Serialisers check the text they build against the budget's string cap as they go (a list
+// that holds itself twice, nested 40 deep, would otherwise print terabytes), and charge it
+// once at the end.
+void check_size(const std::string& out, Budget* budget, const char* what) {
+  if (budget && out.size() > budget->limits().max_string_bytes) budget->build_string(out.size(), what);
+}
+
+void quote_repr(std::string& out, const std::string& s) {
   const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
   const char q = dq ? '"' : '\'';
-  std::string out(1, q);
+  out += q;
   for (unsigned char c : s) {
     if (c == '\\') out += "\\\\";
     else if (c == q) out += std::string("\\") + char(q);
@@ -200,12 +220,51 @@ std::string quote_repr(const std::string& s) {
       out += b;
     } else out += char(c);
   }
-  return out + q;
+  out += q;
 }
 
-void json_string(std::string& out, const std::string& s) {
+void repr_into(std::string& out, const Value& v, Budget* budget) {
+  check_size(out, budget, "repr");
+  switch (v.kind) {
+    case Value::Kind::String: quote_repr(out, v.str()); return;
+    case Value::Kind::Array:
+      out += v.is_tuple ? '(' : '[';
+      for (size_t k = 0; k < v.arr->size(); ++k) {
+        if (k) out += ", ";
+        repr_into(out, (*v.arr)[k], budget);
+      }
+      if (v.is_tuple && v.arr->size() == 1) out += ',';
+      out += v.is_tuple ? ')' : ']';
+      return;
+    case Value::Kind::Object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [k, x] : *v.obj) {
+        if (!first) out += ", ";
+        first = false;
+        quote_repr(out, k);
+        out += ": ";
+        repr_into(out, x, budget);
+      }
+      out += '}';
+      return;
+    }
+    default: out += to_str(v); return;
+  }
+}
+
+void json_escape_code(std::string& out, uint32_t cp) {
+  char b[8];
+  std::snprintf(b, sizeof b, "\\u%04x", cp);
+  out += b;
+}
+
+// Python's json string escaping: the control characters below U+0020, '"' and '\\'; with
+// ensure_ascii, every code point above U+007F as \uXXXX (UTF-16 surrogate pairs above U+FFFF).
+void json_string(std::string& out, const std::string& s, bool ensure_ascii) {
   out += '"';
-  for (unsigned char c : s) {
+  for (size_t p = 0; p < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[p]);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -215,138 +274,114 @@ void json_string(std::string& out, const std::string& s) {
       case '\b': out += "\\b"; break;
       case '\f': out += "\\f"; break;
       default:
-        if (c < 0x20 || c == 0x7f) {
-          char b[8];
-          std::snprintf(b, sizeof b, "\\u%04x", c);
-          out += b;
+        if (c < 0x20) {
+          json_escape_code(out, c);
+        } else if (c >= 0x80 && ensure_ascii) {
+          uint32_t cp = 0xFFFD;
+          const size_t n = utf8::valid_len(s, p, &cp);
+          if (cp > 0xFFFF) {
+            json_escape_code(out, 0xD800 + ((cp - 0x10000) >> 10));
+            json_escape_code(out, 0xDC00 + ((cp - 0x10000) & 0x3FF));
+          } else {
+            json_escape_code(out, cp);
+          }
+          p += std::max<size_t>(n, 1);
+          continue;
         } else {
           out += char(c);
         }
     }
+    ++p;
   }
   out += '"';
 }
 
-void json_into(std::string& out, const Value& v, int indent, int depth) {
-  auto newline = [&](int d) {
-    if (indent <= 0) return;
-    out += '\n';
-    out.append(size_t(indent * d), ' ');
-  };
-  switch (v.kind) {
-    case Value::Kind::Undefined:
-    case Value::Kind::None: out += "null"; return;
-    case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
-    case Value::Kind::Int: out += std::to_string(v.i); return;
-    case Value::Kind::Float:
-      out += std::isnan(v.f) ? "NaN" : std::isinf(v.f) ? (v.f > 0 ? "Infinity" : "-Infinity") : float_repr(v.f);
-      return;
-    case Value::Kind::String: json_string(out, v.s); return;
-    case Value::Kind::Array: {
-      if (v.arr->empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      for (size_t k = 0; k < v.arr->size(); ++k) {
-        if (k) out += indent > 0 ? "," : ", ";
-        newline(depth + 1);
-        json_into(out, (*v.arr)[k], indent, depth + 1);
-      }
-      newline(depth);
-      out += ']';
-      return;
-    }
-    case Value::Kind::Object: {
-      if (v.obj->empty()) {
-        out += "{}";
-        return;
-      }
-      out += '{';
-      bool first = true;
-      for (const auto& [k, x] : *v.obj) {
-        if (!first) out += indent > 0 ? "," : ", ";
-        first = false;
-        newline(depth + 1);
-        json_string(out, k);
-        out += ": ";
-        json_into(out, x, indent, depth + 1);
-      }
-      newline(depth);
-      out += '}';
-      return;
-    }
-    case Value::Kind::Callable: break;
-  }
-  throw Error(ErrorCode::kInvalidArgument, "chat template: a callable cannot be written as JSON");
-}
-
-}  // namespace
-
-std::string to_repr(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::String: return quote_repr(v.s);
-    case Value::Kind::Array: {
-      std::string out = "[";
-      for (size_t k = 0; k < v.arr->size(); ++k) out += (k ? ", " : "") + to_repr((*v.arr)[k]);
-      return out + "]";
-    }
-    case Value::Kind::Object: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [k, x] : *v.obj) {
-        out += (first ? "" : ", ") + quote_repr(k) + ": " + to_repr(x);
-        first = false;
-      }
-      return out + "}";
-    }
-    default: return to_str(v);
-  }
-}
-
-std::string to_str(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::Undefined: return "";
-    case Value::Kind::None: return "None";
-    case Value::Kind::Bool: return v.b ? "True" : "False";
-    case Value::Kind::Int: return std::to_string(v.i);
-    case Value::Kind::Float: return float_repr(v.f);
-    case Value::Kind::String: return v.s;
-    case Value::Kind::Callable: return "<function>";
-    default: return to_repr(v);
-  }
-}
-
-std::string to_json(const Value& v, int indent) {
+struct JsonWriter {
+  const JsonStyle& style;
+  Budget* budget;
   std::string out;
-  json_into(out, v, indent, 0);
-  return out;
-}
 
-bool equal(const Value& a, const Value& b) {
-  if (a.is_number() && b.is_number()) {
-    if (a.kind != Value::Kind::Float && b.kind != Value::Kind::Float) {
-      const int64_t x = a.kind == Value::Kind::Bool ? a.b : a.i, y = b.kind == Value::Kind::Bool ? b.b : b.i;
-      return x == y;
+  void newline(int depth) {
+    if (style.indent < 0) return;
+    out += '\n';
+    out.append(size_t(style.indent) * size_t(depth), ' ');
+  }
+
+  template <class Each>
+  void container(char open, char close, size_t n, int depth, Each each) {
+    if (n == 0) {
+      out += open, out += close;
+      return;
     }
+    out += open;
+    const std::string sep = style.item_sep ? *style.item_sep : style.indent >= 0 ? "," : ", ";
+    for (size_t k = 0; k < n; ++k) {
+      if (k) out += sep;
+      newline(depth + 1);
+      each(k);
+    }
+    newline(depth);
+    out += close;
+  }
+
+  void write(const Value& v, int depth) {
+    check_size(out, budget, "tojson");
+    switch (v.kind) {
+      case Value::Kind::Undefined:
+      case Value::Kind::None: out += "null"; return;
+      case Value::Kind::Bool: out += v.b ? "true" : "false"; return;
+      case Value::Kind::Int: out += int_to_string(int_value(v)); return;
+      case Value::Kind::Float:
+        out += std::isnan(v.f) ? "NaN" : std::isinf(v.f) ? (v.f > 0 ? "Infinity" : "-Infinity") : float_repr(v.f);
+        return;
+      case Value::Kind::String: json_string(out, v.str(), style.ensure_ascii); return;
+      case Value::Kind::Array:
+        container('[', ']', v.arr->size(), depth, [&](size_t k) { write((*v.arr)[k], depth + 1); });
+        return;
+      case Value::Kind::Object: {
+        std::vector<const std::pair<std::string, Value>*> members;
+        for (const auto& m : *v.obj) members.push_back(&m);
+        if (style.sort_keys)
+          std::stable_sort(members.begin(), members.end(), [](auto* a, auto* b) { return a->first < b->first; });
+        container('{', '}', members.size(), depth, [&](size_t k) {
+          json_string(out, members[k]->first, style.ensure_ascii);
+          out += style.key_sep;
+          write(members[k]->second, depth + 1);
+        });
+        return;
+      }
+      case Value::Kind::Callable: break;
+    }
+    throw Error(ErrorCode::kInvalidArgument, "chat template: a callable cannot be written as JSON");
+  }
+};
+
+bool equal_inner(const Value& a, const Value& b, Budget* budget) {
+  if (budget) budget->work(1, "==");
+  if (a.is_number() && b.is_number()) {
+    if (a.kind != Value::Kind::Float && b.kind != Value::Kind::Float) return int_value(a) == int_value(b);
     return a.as_double() == b.as_double();
   }
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Value::Kind::Undefined:
     case Value::Kind::None: return true;
-    case Value::Kind::String: return a.s == b.s;
+    case Value::Kind::String:
+      if (budget) budget->work(a.str().size(), "==");
+      return a.str() == b.str();
     case Value::Kind::Array: {
-      if (a.arr->size() != b.arr->size()) return false;
+      if (a.arr == b.arr) return true;  // Python compares a list's items by identity first too
+      if (a.arr->size() != b.arr->size() || a.is_tuple != b.is_tuple) return false;  // (1, 2) != [1, 2]
       for (size_t k = 0; k < a.arr->size(); ++k)
-        if (!equal((*a.arr)[k], (*b.arr)[k])) return false;
+        if (!equal_inner((*a.arr)[k], (*b.arr)[k], budget)) return false;
       return true;
     }
     case Value::Kind::Object: {
+      if (a.obj == b.obj) return true;
       if (a.obj->size() != b.obj->size()) return false;
       for (const auto& [k, x] : *a.obj) {
         const Value* y = b.find(k);
-        if (!y || !equal(x, *y)) return false;
+        if (!y || !equal_inner(x, *y, budget)) return false;
       }
       return true;
     }
@@ -355,9 +390,43 @@ bool equal(const Value& a, const Value& b) {
   }
 }
 
+}  // namespace
+
+std::string to_repr(const Value& v, Budget* budget) {
+  std::string out;
+  repr_into(out, v, budget);
+  if (budget) budget->build_string(out.size(), "repr");
+  return out;
+}
+
+std::string to_str(const Value& v, Budget* budget) {
+  switch (v.kind) {
+    case Value::Kind::Undefined: return "";
+    case Value::Kind::None: return "None";
+    case Value::Kind::Bool: return v.b ? "True" : "False";
+    case Value::Kind::Int: return int_to_string(int_value(v));
+    case Value::Kind::Float: return float_repr(v.f);
+    case Value::Kind::String: return v.str();
+    case Value::Kind::Callable: return "<function>";
+    default: return to_repr(v, budget);
+  }
+}
+
+std::string to_json(const Value& v, const JsonStyle& style, Budget* budget) {
+  JsonWriter w{style, budget, {}};
+  w.write(v, 0);
+  if (budget) budget->build_string(w.out.size(), "tojson");
+  return std::move(w.out);
+}
+
+bool equal(const Value& a, const Value& b, Budget* budget) { return equal_inner(a, b, budget); }
+
 bool less(const Value& a, const Value& b) {
-  if (a.is_number() && b.is_number()) return a.as_double() < b.as_double();
-  if (a.kind == Value::Kind::String && b.kind == Value::Kind::String) return a.s < b.s;
+  if (a.is_number() && b.is_number()) {
+    if (a.kind != Value::Kind::Float && b.kind != Value::Kind::Float) return int_value(a) < int_value(b);
+    return a.as_double() < b.as_double();
+  }
+  if (a.kind == Value::Kind::String && b.kind == Value::Kind::String) return a.str() < b.str();
   throw Error(ErrorCode::kInvalidArgument, std::string("chat template: cannot compare ") + kind_name(a.kind) + " with " +
                                                kind_name(b.kind));
 }
@@ -367,10 +436,7 @@ Value from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::null: return Value::none();
     case nlohmann::ordered_json::value_t::boolean: return Value::boolean(j.get<bool>());
     case nlohmann::ordered_json::value_t::number_integer: return Value::integer(j.get<int64_t>());
-    case nlohmann::ordered_json::value_t::number_unsigned: {
-      const uint64_t u = j.get<uint64_t>();
-      return u > uint64_t(INT64_MAX) ? Value::number(double(u)) : Value::integer(int64_t(u));
-    }
+    case nlohmann::ordered_json::value_t::number_unsigned: return make_int(Int128(j.get<uint64_t>()), "json");
     case nlohmann::ordered_json::value_t::number_float: return Value::number(j.get<double>());
     case nlohmann::ordered_json::value_t::string: return Value::string(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
