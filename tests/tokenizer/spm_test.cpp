@@ -8,6 +8,7 @@
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
 #include "parity.hpp"
+#include "tokenizer/tokenizer_loaders.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace brisk {
@@ -91,6 +92,24 @@ TEST(Spm, MegabyteLineIsFast) {
     std::printf("[perf] gemma3 1 MiB -> %zu ids in %.3f s\n", ids.size(), sec);
     EXPECT_LT(sec, 20.0);
     EXPECT_EQ(tok.decode(ids), *s);
+  }
+}
+
+// byte_fallback promises a <0xNN> token for every byte: one missing is refused at load, naming
+// the vocabulary and the byte, instead of failing the first request that needs it.
+TEST(Spm, ByteFallbackVocabularyMustBeComplete) {
+  auto j = nlohmann::json::parse(std::ifstream(tok_golden("gemma_mini.tokenizer.json")));
+  auto& vocab = j["model"]["vocab"];
+  ASSERT_TRUE(j["model"]["byte_fallback"].get<bool>());
+  vocab["<was_0x41>"] = vocab["<0x41>"];
+  vocab.erase("<0x41>");
+  try {
+    tokenizer_from_json(j, nlohmann::json(), "gemma_mini variant");
+    ADD_FAILURE() << "loaded a byte_fallback vocabulary without <0x41>";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFormat);
+    EXPECT_NE(e.message().find("tokenizer.json model.vocab lacks 1 of the 256 byte tokens"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("<0x41>"), std::string::npos) << e.what();
   }
 }
 
