@@ -21,13 +21,14 @@ struct ArchRow {
   bool qkv_bias, qk_norm, post_norms, embed_scale, norm_plus_one_hf;
   Activation act;
   int sliding_pattern;  // every Nth layer global, the rest sliding (GGUF has no per-layer list)
+  const char* chat_template;  // the built-in chat template for a checkpoint that carries none
 };
 
 const ArchRow kArchs[] = {
-    {Arch::Llama, "llama", {"llama", nullptr}, false, false, false, false, false, Activation::SiLU, 0},
-    {Arch::Qwen2, "qwen2", {"qwen2", nullptr}, true, false, false, false, false, Activation::SiLU, 0},
-    {Arch::Qwen3, "qwen3", {"qwen3", nullptr}, false, true, false, false, false, Activation::SiLU, 0},
-    {Arch::Gemma3, "gemma3", {"gemma3_text", "gemma3"}, false, true, true, true, true, Activation::GeluTanh, 6},
+    {Arch::Llama, "llama", {"llama", nullptr}, false, false, false, false, false, Activation::SiLU, 0, "llama3"},
+    {Arch::Qwen2, "qwen2", {"qwen2", nullptr}, true, false, false, false, false, Activation::SiLU, 0, "qwen2.5"},
+    {Arch::Qwen3, "qwen3", {"qwen3", nullptr}, false, true, false, false, false, Activation::SiLU, 0, "qwen3"},
+    {Arch::Gemma3, "gemma3", {"gemma3_text", "gemma3"}, false, true, true, true, true, Activation::GeluTanh, 6, "gemma3"},
 };
 
 const ArchRow* find_gguf_arch(const std::string& name) {
@@ -435,6 +436,12 @@ const char* arch_name(Arch arch) {
   for (const auto& r : kArchs)
     if (r.arch == arch) return r.gguf_name;
   return "?";
+}
+
+const char* default_chat_template(Arch arch) {
+  for (const auto& r : kArchs)
+    if (r.arch == arch) return r.chat_template;
+  return "chatml";
 }
 
 HParams hparams_from_checkpoint(const CheckpointIndex& ckpt) {

@@ -50,11 +50,14 @@ std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, co
   if (opts.load_tokenizer) {
     m->tokenizer_ = load_tokenizer(*m->ckpt_);
     check_vocab_fits(*m->ckpt_, m->hp_, *m->tokenizer_);
-    const auto source = find_chat_template(*m->ckpt_);
-    m->own_template_ = source.has_value();
+    ChatTemplateChoice choice =
+        choose_chat_template(*m->ckpt_, *m->tokenizer_, default_chat_template(m->hp_.arch), opts.chat_template);
+    m->own_template_ = choice.note.empty();
+    m->chat_template_note_ = choice.note;
     try {
-      m->chat_template_ = std::make_unique<ChatTemplate>(source ? *source : kDefaultChatTemplate);
+      m->chat_template_ = std::make_unique<ChatTemplate>(choice.source);
     } catch (const Error& e) {  // completions still work; chat requests get this error
+      if (!opts.chat_template.empty()) throw;
       m->chat_template_error_ = e.message();
     }
   }

@@ -20,6 +20,9 @@ struct LoadOptions {
   bool load_tokenizer = true;
   // Called with the fraction of weight bytes brought into memory so far (0..1).
   std::function<void(double)> progress;
+  // --chat-template: a built-in template's name or a file; empty: the checkpoint's own, else
+  // the built-in its architecture names (choose_chat_template).
+  std::string chat_template;
 };
 
 class Model {
@@ -31,10 +34,12 @@ class Model {
   const Tokenizer& tokenizer() const;  // throws when loaded without one
   bool has_tokenizer() const { return tokenizer_ != nullptr; }
   Transformer& transformer() { return *transformer_; }
-  // The checkpoint's chat template, or a ChatML default when it carries none (as llama.cpp
-  // does). Throws Error(kFormat) when the checkpoint's template does not parse.
+  // The chat template LoadOptions::chat_template names, else the checkpoint's, else a built-in.
+  // Throws Error(kFormat) when the checkpoint's template does not parse.
   const ChatTemplate& chat_template() const;
   bool has_own_chat_template() const { return own_template_; }
+  // One line for the log when the template is not the checkpoint's own (a fallback: a warning).
+  const std::string& chat_template_note() const { return chat_template_note_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
 
  private:
@@ -46,6 +51,7 @@ class Model {
   uint64_t weight_bytes_ = 0;
   std::unique_ptr<ChatTemplate> chat_template_;
   std::string chat_template_error_;
+  std::string chat_template_note_;
   bool own_template_ = false;
 };
 

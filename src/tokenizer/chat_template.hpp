@@ -36,11 +36,27 @@ class ChatTemplate {
   std::shared_ptr<jinja::Program> program_;
 };
 
-// ChatML, for checkpoints that carry no template (llama.cpp's fallback too).
-extern const char* const kDefaultChatTemplate;
+class Tokenizer;
 
 // The checkpoint's chat template source (for a list of named templates, the "default" one),
 // or nothing when it carries none.
 std::optional<std::string> find_chat_template(const CheckpointIndex& ckpt);
+
+// The template source --chat-template names: a built-in's (builtin_templates.hpp), or a file's:
+// a Jinja file, or a tokenizer_config.json holding a chat_template. Throws Error
+// (kInvalidArgument) for a name that is neither, listing the built-ins.
+std::string chat_template_source(const std::string& name_or_file);
+
+// Which template a model chats with, and why.
+struct ChatTemplateChoice {
+  std::string source;
+  std::string note;  // one line for the log when the template is not the checkpoint's own
+};
+
+// `requested` (--chat-template) when given; else the checkpoint's own; else the built-in the
+// arch table names (`arch_default`) when the vocabulary has the special token its format is
+// built on, else plain ChatML. A fallback's note is a warning that says which and why.
+ChatTemplateChoice choose_chat_template(const CheckpointIndex& ckpt, const Tokenizer& tok,
+                                        const std::string& arch_default, const std::string& requested);
 
 }  // namespace brisk
