@@ -1,22 +1,43 @@
 #include "base/thread_pool.hpp"
 
 #include <algorithm>
+#include <string>
+#include <system_error>
+
+#include "base/error.hpp"
 
 namespace brisk {
 
 ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0) n_threads = int(std::max(1u, std::thread::hardware_concurrency()));
   n_threads_ = n_threads;
-  for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
+  // The system may refuse a thread (address space, process limits): the ones already running
+  // are stopped and joined, and the caller gets an Error instead of a pool that waits forever.
+  try {
+    threads_.reserve(size_t(n_threads_ - 1));
+    for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker(i); });
+  } catch (const std::system_error& e) {
+    const size_t started = threads_.size() + 1;
+    stop_workers();
+    throw Error(ErrorCode::kLimit, "could start only " + std::to_string(started) + " of " +
+                                       std::to_string(n_threads_) + " threads (" + e.what() +
+                                       "): ask for fewer with -t");
+  } catch (...) {
+    stop_workers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   start_cv_.notify_all();
   for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 static void run_chunk(const std::function<void(int64_t, int64_t)>& fn, int64_t n, int chunks, int index) {

@@ -14,7 +14,9 @@ namespace brisk {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int n_threads);  // n_threads <= 0: one per hardware core
+  // n_threads <= 0: one per hardware core. Throws Error(kLimit) when the system refuses to
+  // start that many threads.
+  explicit ThreadPool(int n_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -27,6 +29,7 @@ class ThreadPool {
 
  private:
   void worker(int index);
+  void stop_workers();
 
   int n_threads_;
   std::vector<std::thread> threads_;

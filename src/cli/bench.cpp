@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "cli/load_progress.hpp"
+#include "cli/options.hpp"
 #include "cli/verbs.hpp"
 #include "engine/device.hpp"
 #include "engine/model_runner.hpp"
@@ -60,6 +61,20 @@ std::vector<int> int_list(const std::string& s, const char* flag) {
     i = j + 1;
   }
   return out;
+}
+
+// int_list's complaint as a usage error (exit 2) before anything loads.
+CLI::Validator list_check(const char* flag) {
+  return CLI::Validator(
+      [flag](std::string& s) -> std::string {
+        try {
+          int_list(s, flag);
+          return "";
+        } catch (const Error& e) {
+          return e.message();
+        }
+      },
+      "N[,N...]");
 }
 
 // Query-key pairs a query at each of positions [p0, p1) sees on a layer.
@@ -208,13 +223,17 @@ Action add_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
   app.add_option("-p,--prompt", o->prompts, "prompt tokens (prefill); a list such as 512,2048 runs each")
-      ->capture_default_str();
-  app.add_option("-n,--n-gen", o->gen, "generated tokens per sequence (decode)")->capture_default_str();
+      ->capture_default_str()
+      ->check(list_check("-p"));
+  app.add_option("-n,--n-gen", o->gen, "generated tokens per sequence (decode)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--batch", o->batches, "sequences decoded together; a list such as 1,8,64 runs each")
-      ->capture_default_str();
-  app.add_option("--repeat", o->repeat, "timed runs (median reported)")->capture_default_str();
-  app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
-  app.add_option("-t,--threads", o->threads, "CPU threads (0: one per core)");
+      ->capture_default_str()
+      ->check(list_check("--batch"));
+  app.add_option("--repeat", o->repeat, "timed runs (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
+  add_device_option(app, o->device, "cpu, cuda, cuda:N or auto");
+  add_threads_option(app, o->threads);
   app.add_flag("--exact", o->exact, "float32 everywhere (the oracle)");
   app.add_flag("--no-ceilings", o->skip_ceilings, "skip measuring the device's bandwidth and GEMM rate");
   app.add_option("--json", o->json, "append the results as one JSON line to this file");

@@ -11,10 +11,16 @@ Action add_gen_model(CLI::App& app) {
   auto spec = std::make_shared<SyntheticSpec>();
   auto dtype = std::make_shared<std::string>("f32");
   auto out = std::make_shared<std::string>();
-  app.add_option("--arch", spec->arch, "llama, qwen2, qwen3 or gemma3")->required();
-  app.add_option("--format", spec->format, "gguf (a file) or hf (a directory)")->capture_default_str();
+  app.add_option("--arch", spec->arch, "llama, qwen2, qwen3 or gemma3")
+      ->required()
+      ->check(CLI::IsMember({"llama", "qwen2", "qwen3", "gemma3"}));
+  app.add_option("--format", spec->format, "gguf (a file) or hf (a directory)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gguf", "hf"}));
   app.add_option("--dtype", *dtype, "matrix dtype: f32 f16 bf16 (hf, gguf) or q8_0 q4_0 q5_0 q4_k q5_k q6_k (gguf)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string { return dtype_from_name(t) ? "" : "unknown dtype '" + t + "'"; }, "DTYPE"));
   app.add_option("--size", spec->size, "tiny, small, or a real shape (qwen2.5-7b, llama3-8b, qwen3-8b, gemma3-270m, gemma3-27b)")
       ->capture_default_str();
   app.add_option("--seed", spec->seed, "random seed")->capture_default_str();

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "cli/options.hpp"
 #include "cli/verbs.hpp"
 #include "engine/device.hpp"
 #include "engine/generator.hpp"
@@ -49,7 +50,7 @@ Action add_logits(CLI::App& app) {
   app.add_option("-m,--model", o->model, "GGUF file or HF directory")->required();
   app.add_option("--tokens", o->tokens, "comma-separated token ids")->required();
   app.add_option("-o,--out", o->out, "output file: float32 [n][vocab]")->required();
-  app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
+  add_device_option(app, o->device, "cpu, cuda, cuda:N or auto");
   app.add_flag("--exact", o->exact, "float32 everywhere (the oracle)");
   return [o]() { return logits(*o); };
 }

@@ -1,12 +1,32 @@
 // The brisk command: one verb per file (run, serve, bench, inspect, ...), dispatched here.
+// Usage errors (an unknown option, a value out of range) exit 2 with CLI11's message; any
+// other failure exits 1 with one line saying what went wrong, never with an abort.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 
 #include "base/error.hpp"
 #include "cli/verbs.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+// An exception that escapes a thread of ours (or any other path to std::terminate) still
+// ends the process with a message and status 1 rather than an abort.
+[[noreturn]] void on_terminate() {
+  const char* what = "an unexpected error";
+  try {
+    if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "brisk: %s\n", e.what());
+    std::_Exit(1);
+  } catch (...) {
+  }
+  std::fprintf(stderr, "brisk: %s\n", what);
+  std::_Exit(1);
+}
+
+int run_verbs(int argc, char** argv) {
   CLI::App app{"brisk: a fast LLM inference engine"};
   app.require_subcommand(1);
   std::map<CLI::App*, brisk::cli::Action> actions;
@@ -26,17 +46,21 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // --help is a ParseError too; CLI11's own codes are not 2
   }
-  try {
-    for (auto& [sub, action] : actions)
-      if (sub->parsed()) return action();
-  } catch (const brisk::Error& e) {
-    std::fprintf(stderr, "brisk: %s\n", e.what());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "brisk: %s\n", e.what());
-    return 1;
-  }
+  for (auto& [sub, action] : actions)
+    if (sub->parsed()) return action();
   return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
+  try {
+    return run_verbs(argc, argv);
+  } catch (const std::exception& e) {  // brisk::Error included: its what() is the whole message
+    std::fprintf(stderr, "brisk: %s\n", e.what());
+    return 1;
+  }
 }

@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/thread_pool.hpp"
+#include "cli/options.hpp"
 #include "cli/verbs.hpp"
 #include "format/checkpoint.hpp"
 #include "format/gguf_writer.hpp"
@@ -87,8 +88,10 @@ Action add_quantize(CLI::App& app) {
   app.add_option("in", o->in, "input GGUF file")->required();
   app.add_option("out", o->out, "output GGUF file")->required();
   app.add_option("--type", o->type, "i8 (packed int8, per-row scales), q8_0, q4_k, q6_k, q5_k, q5_0, q4_0, bf16, f16")
-      ->required();
-  app.add_option("-t,--threads", o->threads, "threads (0: one per core)");
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string { return dtype_from_name(t) ? "" : "unknown type '" + t + "'"; }, "TYPE"));
+  add_threads_option(app, o->threads);
   return [o]() { return quantize(*o); };
 }
 

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "cli/verbs.hpp"
 #include "cli/load_progress.hpp"
+#include "cli/options.hpp"
 #include "engine/device.hpp"
 #include "engine/generator.hpp"
 
@@ -86,19 +87,27 @@ Action add_run(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
   app.add_option("-p,--prompt", o->prompt, "prompt text")->required();
-  app.add_option("-n,--n-predict", o->n, "tokens to generate")->capture_default_str();
-  app.add_option("-t,--threads", o->threads, "CPU threads (0: one per core)")->capture_default_str();
-  app.add_option("-c,--ctx", o->ctx, "context length (0: min(trained, 4096))")->capture_default_str();
-  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)")->capture_default_str();
-  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)")->capture_default_str();
-  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)")->capture_default_str();
-  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)")->capture_default_str();
-  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)")->capture_default_str();
-  app.add_option("--repeat-last-n", o->sampling.repeat_last_n, "penalty window")->capture_default_str();
+  app.add_option("-n,--n-predict", o->n, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  add_threads_option(app, o->threads);
+  app.add_option("-c,--ctx", o->ctx, "context length (0: min(trained, 4096))")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 24));
+  app.add_option("--temp", o->sampling.temperature, "temperature (0: greedy)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.f, 1000.f));
+  app.add_option("--top-k", o->sampling.top_k, "top-k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  app.add_option("--top-p", o->sampling.top_p, "top-p (1: off)")->capture_default_str()->check(above(0, 1));
+  app.add_option("--min-p", o->sampling.min_p, "min-p (0: off)")->capture_default_str()->check(CLI::Range(0.f, 1.f));
+  app.add_option("--repeat-penalty", o->sampling.repeat_penalty, "repetition penalty (1: off)")
+      ->capture_default_str()
+      ->check(above(0, 100));
+  app.add_option("--repeat-last-n", o->sampling.repeat_last_n, "penalty window (-1: the whole context)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 1 << 24));
   app.add_option("--seed", o->seed, "random seed")->each([o](const std::string&) { o->seed_set = true; });
   app.add_option("--stop", o->stop, "stop string (repeatable)");
   app.add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-sequence tokens");
-  app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto (the GPU when one works)")->capture_default_str();
+  add_device_option(app, o->device, "cpu, cuda, cuda:N or auto (the GPU when one works)");
   app.add_flag("--exact", o->exact, "float32 everywhere: CPU without int8 activations, GPU without bf16 GEMMs (the oracle)");
   app.add_flag("--no-special", o->no_special, "treat special-token text in the prompt as plain text");
   return [o]() { return run(*o); };

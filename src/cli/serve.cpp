@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "cli/options.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/verbs.hpp"
 #include "engine/device.hpp"
 #include "engine/scheduler.hpp"
@@ -18,6 +20,10 @@
 namespace brisk::cli {
 namespace {
 
+// Beyond these a value is a typo: each slot and queue place costs two connection threads.
+constexpr int kMaxParallel = 1024;
+constexpr int kMaxQueue = 4096;
+
 struct ServeOptions {
   std::string model;
   std::string device = "auto";
@@ -25,6 +31,7 @@ struct ServeOptions {
   bool exact = false;
   uint64_t kv_memory = 0;  // bytes for the KV pool; 0: --ctx x --parallel
   bool no_prefix_cache = false;
+  std::string chat_template;  // --chat-template
   server::ServerOptions http;
   SchedulerOptions sched;
 };
@@ -35,12 +42,9 @@ int serve(ServeOptions& o) {
   if (o.device.rfind("cuda:", 0) == 0 && o.device != "cuda:0")
     throw Error(ErrorCode::kUnsupported, "brisk serve runs on cuda:0 (or the CPU) for now, not " + o.device, "--device");
   if (o.http.model_name.empty()) o.http.model_name = std::filesystem::path(o.model).filename().string();
-  // Signals go to one thread that waits for them; a dead client's socket must not kill us.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Signals go to one thread that waits for them (from now on, so that one during the load
+  // stops it); a dead client's socket must not kill us.
+  start_stop_signal_thread();
   signal(SIGPIPE, SIG_IGN);
   // Each forwarded request holds two descriptors at the gate, plus one in the server behind.
   rlimit files{};
@@ -66,7 +70,10 @@ int serve(ServeOptions& o) {
     std::string note;
     backend = make_backend(DeviceOptions{o.device, o.threads, o.exact}, &note);
     if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
-    model = Model::load(o.model, *backend);
+    LoadOptions lo;
+    lo.chat_template = o.chat_template;
+    model = Model::load(o.model, *backend, lo);
+    if (!model->chat_template_note().empty()) std::fprintf(stderr, "brisk serve: %s\n", model->chat_template_note().c_str());
     if (o.sched.context == 0) o.sched.context = std::min<int64_t>(model->hparams().context, 4096);
     // A GPU prefills thousands of tokens in the time of a few decode steps; a CPU does not.
     const bool gpu = backend->name().rfind("cuda", 0) == 0;
@@ -92,6 +99,7 @@ int serve(ServeOptions& o) {
     listener.join();
     throw;
   }
+  stop_signals_ready();  // from now on a signal shuts down gracefully
   http.attach(*model, *scheduler);
   const SchedulerStats st = scheduler->stats();
   std::fprintf(stderr,
@@ -101,9 +109,7 @@ int serve(ServeOptions& o) {
                static_cast<long long>(o.sched.context), static_cast<long long>(st.kv_blocks_total), o.sched.block_size,
                o.sched.prefix_cache ? ", prefix cache on" : "");
 
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
-  std::fprintf(stderr, "brisk serve: %s: shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  wait_for_stop_signal();
   scheduler->shutdown(false);  // every request gets its end, so every connection finishes
   http.stop();
   listener.join();
@@ -119,27 +125,44 @@ Action add_serve(CLI::App& app) {
   o->sched.prefill_seqs = 0;
   app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
   app.add_option("--host", o->http.host, "address to listen on")->capture_default_str();
-  app.add_option("--port", o->http.port, "port to listen on (0: any free port)")->capture_default_str();
+  app.add_option("--port", o->http.port, "port to listen on (0: any free port)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
   app.add_option("--api-key", o->http.api_key, "require 'Authorization: Bearer KEY' on /v1/*");
   app.add_option("--model-name", o->http.model_name, "the model's name in the API (default: the file name)");
-  app.add_option("--parallel", o->sched.parallel, "sequences decoded together")->capture_default_str();
-  app.add_option("-c,--ctx", o->sched.context, "positions per sequence, prompt + output (default: min(4096, model))");
+  app.add_option("--parallel", o->sched.parallel, "sequences decoded together")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxParallel));
+  app.add_option("-c,--ctx", o->sched.context, "positions per sequence, prompt + output (default: min(4096, model))")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 24));
   app.add_option("--kv-memory", o->kv_memory, "bytes for the KV pool, e.g. 8GB (default: --ctx x --parallel)")
       ->transform(CLI::AsSizeValue(false));
-  app.add_option("--kv-block", o->sched.block_size, "positions per KV block (a power of two)")->capture_default_str();
+  app.add_option("--kv-block", o->sched.block_size, "positions per KV block (a power of two)")
+      ->capture_default_str()
+      ->check(power_of_two(1 << 16));
   app.add_flag("--no-prefix-cache", o->no_prefix_cache, "do not share KV blocks between prompts with a common prefix");
-  app.add_option("--queue", o->sched.max_queue, "requests that may wait for a slot")->capture_default_str();
-  app.add_option("--prefill-chunk", o->sched.prefill_chunk, "prompt tokens per scheduler step (default: 2048 on a GPU, 256 on the CPU)");
-  app.add_option("--prefill-seqs", o->sched.prefill_seqs, "prompts that may share a prefill pass (default: 64 on a GPU, 1 on the CPU)");
+  app.add_option("--queue", o->sched.max_queue, "requests that may wait for a slot")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t(0), size_t(kMaxQueue)));
+  app.add_option("--prefill-chunk", o->sched.prefill_chunk, "prompt tokens per scheduler step (default: 2048 on a GPU, 256 on the CPU)")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 20));
+  app.add_option("--prefill-seqs", o->sched.prefill_seqs, "prompts that may share a prefill pass (default: 64 on a GPU, 1 on the CPU)")
+      ->check(CLI::Range(1, kMaxParallel));
   app.add_option("--trace-steps", o->sched.trace_path, "write one JSON line per scheduler step to this file");
-  app.add_option("--max-body", o->http.max_body_bytes, "largest request body in bytes")->capture_default_str();
+  app.add_option("--max-body", o->http.max_body_bytes, "largest request body in bytes")
+      ->capture_default_str()
+      ->check(CLI::Range(size_t(1), size_t(1) << 30));
   app.add_option("--max-connections", o->http.max_connections, "open client connections at most (more get a 503)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(size_t(1), size_t(1) << 20));
   app.add_option("--request-timeout", o->http.request_seconds, "seconds a client has to send a whole request")
-      ->capture_default_str();
-  app.add_option("--http-threads", o->http.threads, "connection threads (0: enough for every slot and queue place)");
-  app.add_option("--device", o->device, "cpu, cuda, cuda:N or auto")->capture_default_str();
-  app.add_option("-t,--threads", o->threads, "CPU threads (0: one per core)");
+      ->capture_default_str()
+      ->check(CLI::Range(1, 24 * 3600));
+  app.add_option("--http-threads", o->http.threads, "connection threads (0: enough for every slot and queue place)")
+      ->check(CLI::Range(0, 1 << 14));
+  add_device_option(app, o->device, "cpu, cuda, cuda:N or auto");
+  add_threads_option(app, o->threads);
+  add_chat_template_option(app, o->chat_template);
   app.add_flag("--exact", o->exact, "float32 everywhere (the oracle)");
   return [o]() { return serve(*o); };
 }

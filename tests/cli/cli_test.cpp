@@ -2,11 +2,18 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <cstdio>
+#include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <poll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "test_paths.hpp"
 
@@ -17,8 +24,11 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-Result brisk(const std::string& args) {
-  std::string cmd = std::string(BRISK_BINARY_DIR) + "/brisk " + args + " 2>&1";
+const std::string kBrisk = std::string(BRISK_BINARY_DIR) + "/brisk";
+
+// A shell command line; status -1 when it died of a signal.
+Result shell(const std::string& command) {
+  std::string cmd = command + " 2>&1";
   Result r{-1, {}};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -29,6 +39,8 @@ Result brisk(const std::string& args) {
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+Result brisk(const std::string& args) { return shell(kBrisk + " " + args); }
 
 class Cli : public ::testing::Test {
  protected:
@@ -91,12 +103,12 @@ TEST_F(Cli, BadInputGivesAClearErrorAndExitStatus1) {
   EXPECT_NE(r.out.find("the context holds 32"), std::string::npos) << r.out;
 
   r = brisk("run -m " + *model + " -p hi --temp -1");
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("temperature"), std::string::npos) << r.out;
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("--temp: Value -1 not in range"), std::string::npos) << r.out;
 
   r = brisk("gen-model --arch mamba /tmp/x.gguf");
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("unknown architecture"), std::string::npos) << r.out;
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("mamba not in"), std::string::npos) << r.out;
 
   r = brisk("inspect " + std::string(BRISK_SOURCE_DIR) + "/README.md");
   EXPECT_EQ(r.status, 1);
@@ -136,7 +148,7 @@ TEST_F(Cli, QuantizeToPackedInt8) {
   EXPECT_NE(i.out.find("I8"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("_scale"), std::string::npos) << i.out;
   Result bad = brisk("quantize " + src + " " + dir + "/x.gguf --type q9");
-  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.out.find("unknown type"), std::string::npos) << bad.out;
 }
 
@@ -146,6 +158,139 @@ TEST(CliDefaultModel, RunsWithoutDashM) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out.rfind("The capital of France is", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("generation: 8 tokens"), std::string::npos) << r.out;
+}
+
+// ---- Option checks and failure paths ----
+
+// Every out-of-range value is refused as a usage error (exit 2) with the option and what it
+// accepts, before anything loads: serve must not even start listening.
+TEST_F(Cli, OutOfRangeOptionsAreUsageErrors) {
+  const std::string m = "-m " + *model + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + m + "-p hi -t 0", "--threads: Value 0 not in range 1 to 1024"},
+      {"run " + m + "-p hi -t 100000", "--threads: Value 100000 not in range 1 to 1024"},
+      {"run " + m + "-p hi -n 0", "--n-predict: Value 0 not in range"},
+      {"run " + m + "-p hi --top-p 0", "--top-p: Value 0 not in range"},
+      {"run " + m + "-p hi -c -5", "--ctx: Value -5 not in range"},
+      {"run " + m + "-p hi --device gpu", "unknown device 'gpu'"},
+      {"serve " + m + "--parallel 100000", "--parallel: Value 100000 not in range 1 to 1024"},
+      {"serve " + m + "--request-timeout 0", "--request-timeout: Value 0 not in range"},
+      {"serve " + m + "--max-body 0", "--max-body: Value 0 not in range"},
+      {"serve " + m + "--max-connections 0", "--max-connections: Value 0 not in range"},
+      {"serve " + m + "--queue 1000000", "--queue: Value 1000000 not in range"},
+      {"serve " + m + "--kv-block 24", "--kv-block: Value 24 is not a power of two"},
+      {"serve " + m + "--port 70000", "--port: Value 70000 not in range"},
+      {"serve " + m + "-t 0", "--threads: Value 0 not in range"},
+      {"serve " + m + "--chat-template gemma", "gemma3, llama3, qwen2.5, qwen3, chatml"},
+      {"bench " + m + "--batch 0", "positive integers"},
+      {"bench " + m + "--repeat 0", "--repeat: Value 0 not in range"},
+      {"quantize " + *model + " /tmp/never.gguf --type q4_k -t 100000", "--threads"},
+      {"gen-model --arch llama --dtype q9 /tmp/never.gguf", "unknown dtype 'q9'"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = brisk(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find("listening"), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+TEST_F(Cli, HelpListsTheBuiltinChatTemplates) {
+  Result r = brisk("serve --help");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const char* name : {"gemma3:", "llama3:", "qwen2.5:", "qwen3:", "chatml:"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+}
+
+// 400 threads' stacks do not fit in 3 GB of address space: the thread pool must give up with
+// a message (or, on a system that fits them, run), never hang or abort.
+TEST_F(Cli, ManyThreadsUnderAnAddressSpaceLimitFailCleanly) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v here";
+#endif
+  Result r = shell("timeout -k 5 120 bash -c 'ulimit -v 3000000; exec " + kBrisk + " run -m " + *model +
+                   " -p hi -n 4 --device cpu -t 400'");
+  ASSERT_NE(r.status, 124) << "hung:\n" << r.out;
+  ASSERT_TRUE(r.status == 0 || r.status == 1) << "status " << r.status << "\n" << r.out;
+  if (r.status == 1) EXPECT_NE(r.out.find("threads ("), std::string::npos) << r.out;
+}
+
+// A child process with its stdout and stderr on one pipe.
+struct Child {
+  pid_t pid = -1;
+  int out = -1;
+  std::string text;
+
+  // Reads until `needle` shows up or `seconds` pass.
+  bool read_until(const std::string& needle, double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (text.find(needle) == std::string::npos && std::chrono::steady_clock::now() < end) {
+      pollfd p{out, POLLIN, 0};
+      if (poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = read(out, buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, size_t(n));
+    }
+    return text.find(needle) != std::string::npos;
+  }
+  // The exit status, or -1 (after killing it) when it has not ended within `seconds`.
+  int wait(double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    int st = 0;
+    while (waitpid(pid, &st, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > end) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    read_until("\x01", 0.2);  // whatever it wrote last
+    close(out);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+};
+
+Child spawn(std::vector<std::string> args) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  Child c;
+  c.pid = fork();
+  if (c.pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  c.out = fds[0];
+  return c;
+}
+
+// brisk serve listens before it loads; a stop signal during the load must end it at once. The
+// model here is a FIFO nobody writes to, so the load sits in open() for as long as it is let.
+TEST_F(Cli, SigtermWhileLoadingStopsServePromptly) {
+  const std::string fifo = brisk::test::scratch_dir() + "/never_written.gguf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (int sig : {SIGTERM, SIGINT}) {
+    Child c = spawn({kBrisk, "serve", "--port", "0", "--device", "cpu", "-m", fifo});
+    ASSERT_GT(c.pid, 0);
+    ASSERT_TRUE(c.read_until("listening", 60)) << c.text;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the load
+    const auto t0 = std::chrono::steady_clock::now();
+    kill(c.pid, sig);
+    const int status = c.wait(10);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(status, 0) << c.text;
+    EXPECT_LT(took, 5.0);
+    EXPECT_NE(c.text.find(sig == SIGTERM ? "SIGTERM while loading" : "SIGINT while loading"), std::string::npos)
+        << c.text;
+  }
 }
 
 }  // namespace

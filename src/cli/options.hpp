@@ -1,0 +1,26 @@
+// Option checks shared by the verbs. A value out of range is a usage error: CLI11 prints the
+// option, the value and what it accepts, and brisk exits 2 before it loads anything.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace brisk::cli {
+
+// More CPU threads than this is a typo, not a machine (each thread also costs a stack).
+inline constexpr int kMaxThreads = 1024;
+
+// A number in (low, high]: CLI::Range includes its low end.
+CLI::Validator above(double low, double high);
+// A power of two no larger than `max`.
+CLI::Validator power_of_two(int64_t max);
+
+// -t,--threads: 1 to kMaxThreads; left at 0 (one per core) when not given.
+CLI::Option* add_threads_option(CLI::App& app, int& threads);
+// cpu, cuda, cuda:N or auto.
+CLI::Option* add_device_option(CLI::App& app, std::string& device, const char* help);
+// --chat-template FILE|NAME: a built-in template's name or an existing file.
+CLI::Option* add_chat_template_option(CLI::App& app, std::string& value);
+
+}  // namespace brisk::cli
