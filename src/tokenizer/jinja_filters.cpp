@@ -167,18 +167,16 @@ bool parse_float(const std::string& text, double* out) {
 // Python's int(text): optional whitespace and sign around decimal digits (and _ between them).
 bool parse_int(const std::string& text, Int128* out) {
   const std::string s = py_strip(text, Value(), true, true);
-  size_t i = s.size() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
-  if (i >= s.size()) return false;
-  Int128 x = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] == '_' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isdigit(static_cast<unsigned char>(s[i - 1])))
-      continue;
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-    x = x * 10 + (s[i] - '0');
-    if (x > Int128(UINT64_MAX) + 1) x = Int128(UINT64_MAX) + 2;  // stays out of range, no overflow
+  const bool sign = !s.empty() && (s[0] == '-' || s[0] == '+');
+  std::string digits;
+  for (size_t i = sign; i < s.size(); ++i) {
+    const bool between_digits = i > sign && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+                                std::isdigit(static_cast<unsigned char>(s[i + 1]));
+    if (s[i] != '_' || !between_digits) digits += s[i];
   }
-  *out = s[0] == '-' ? -x : x;
+  Int128 x = 0;
+  if (!parse_digits(digits, &x)) return false;
+  *out = sign && s[0] == '-' ? -x : x;
   return true;
 }
 

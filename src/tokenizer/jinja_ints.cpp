@@ -60,6 +60,18 @@ std::string int_to_string(Int128 x) {
   return {digits.rbegin(), digits.rend()};
 }
 
+bool parse_digits(std::string_view digits, Int128* out) {
+  if (digits.empty()) return false;
+  uint64_t x = 0;
+  bool too_big = false;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    too_big |= __builtin_mul_overflow(x, uint64_t(10), &x) || __builtin_add_overflow(x, uint64_t(c - '0'), &x);
+  }
+  *out = too_big ? kMax + 1 : Int128(x);
+  return true;
+}
+
 Int128 float_to_int(double f, const char* op, const Budget* budget) {
   if (std::isnan(f)) fail(budget, ErrorCode::kInvalidArgument, std::string("'") + op + "': cannot convert NaN to an integer");
   if (std::isinf(f)) fail(budget, ErrorCode::kLimit, std::string("'") + op + "': cannot convert infinity to an integer");

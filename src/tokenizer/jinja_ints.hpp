@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "tokenizer/jinja_value.hpp"
 
@@ -22,6 +23,9 @@ Value make_int(Int128 x, const char* op, const Budget* budget = nullptr);
 // template could observe).
 int64_t clamp_int64(Int128 x);
 std::string int_to_string(Int128 x);
+// The value of a run of decimal digits; above UINT64_MAX it is UINT64_MAX + 1 (out of range,
+// whatever the length). False when `digits` is empty or holds a non-digit.
+bool parse_digits(std::string_view digits, Int128* out);
 // Python's int(f) for a finite double in range; Error otherwise (NaN, infinity, too large).
 Int128 float_to_int(double f, const char* op, const Budget* budget = nullptr);
 

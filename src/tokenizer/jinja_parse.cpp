@@ -398,7 +398,7 @@ class ExprParser {
       case Token::Kind::Int: {
         auto e = make(Expr::Kind::Literal);
         Int128 x = 0;
-        for (char c : tok.text) x = std::min(x * 10 + (c - '0'), Int128(UINT64_MAX) + 1);
+        parse_digits(tok.text, &x);
         if (x > Int128(UINT64_MAX))
           throw Error(ErrorCode::kLimit, "chat template line " + std::to_string(line_) + ": the integer " + tok.text +
                                              " is larger than " + std::to_string(UINT64_MAX), "chat_template");
