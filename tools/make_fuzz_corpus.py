@@ -94,6 +94,31 @@ def template_seeds():
         seen.add(key)
         source = (ROOT / "tests/golden/templates" / f"{r['template']}.jinja").read_text()
         write("chat_template", f"{r['template']}_{r['case']}", source + SEP + json.dumps(r["messages"], ensure_ascii=False))
+    # The language one feature at a time, with each snippet's variables as extra variables.
+    snippets = json.loads((ROOT / "tests/golden/templates/snippets.json").read_text())
+    for k, s in enumerate(snippets):
+        write("chat_template", f"snippet_{k:02d}", s["template"] + SEP + json.dumps(s["vars"], ensure_ascii=False))
+    # What a hostile template tries: integer edges, values that double, quadratic work, widths.
+    loop = "{% set ns = namespace(v=SEED) %}{% for i in range(64) %}{% set ns.v = STEP %}{% endfor %}{{ ns.v | length }}"
+    hostile = {
+        "int_min_floordiv": "{{ (-9223372036854775807 - 1) // -1 }} {{ (-9223372036854775807 - 1) % -1 }} "
+                            "{{ -(-9223372036854775807 - 1) }} {{ 18446744073709551615 // -1 }}",
+        "pow_huge": "{{ 10 ** 20 }} {{ 2 ** 63 }} {{ 2 ** 64 }} {{ (-2) ** 63 }} {{ 7 ** 100 }} {{ 2.0 ** 10000 }} {{ 0 ** -1 }}",
+        "mul_overflow": "{{ 4294967296 * 4294967296 }} {{ 18446744073709551615 + 1 }} {{ 1e308 * 10 }} {{ 1e300 | int }}",
+        "double_string": loop.replace("SEED", "'ab'").replace("STEP", "ns.v ~ ns.v"),
+        "double_list": loop.replace("SEED", "[1]").replace("STEP", "ns.v + ns.v"),
+        "double_join": loop.replace("SEED", "'ab'").replace("STEP", "[ns.v, ns.v] | join"),
+        "double_tojson": loop.replace("SEED", "[1]").replace("STEP", "[ns.v, ns.v]") + "{{ ns.v | tojson }}{{ ns.v }}",
+        "replace_bomb": loop.replace("SEED", "'a'").replace("STEP", "ns.v.replace('a', 'aaa')"),
+        "replace_empty": "{{ ('ab' * 1000).replace('', '-') | length }}{{ 'x' * 100000 | replace('x', 'yy') | length }}",
+        "format_widths": "{{ '%999999999d' % 1 }}{{ '{:>999999999}'.format(1) }}{{ 'x' | center(999999999) }}"
+                         "{{ '%.999999f' % 1.5 }}{{ 'a' | indent(99999999) }}",
+        "deep_nesting": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}" + "{{ " + "[" * 90 + "1" + "]" * 90 + " }}",
+        "call_caller": "{% macro m() %}{{ caller() }}{{ caller() }}{% endmacro %}"
+                       "{% call m() %}{% call m() %}{% call m() %}x{% endcall %}{% endcall %}{% endcall %}",
+    }
+    for name, source in hostile.items():
+        write("chat_template", f"hostile_{name}", source + SEP + json.dumps({"tools": [{"n": 18446744073709551615}]}))
 
 
 def request_seeds():
