@@ -215,6 +215,18 @@ TEST_F(Cli, ManyThreadsUnderAnAddressSpaceLimitFailCleanly) {
   if (r.status == 1) EXPECT_NE(r.out.find("threads ("), std::string::npos) << r.out;
 }
 
+// An exception on a thread of brisk's (here: the HTTP server cannot start 16000 connection
+// threads in 3 GB) ends the process with a one-line message and status 1, not an abort.
+TEST_F(Cli, AnExceptionOnAnyThreadIsAMessageAndStatus1) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v here";
+#endif
+  Result r = shell("timeout -k 5 120 bash -c 'ulimit -v 3000000; exec " + kBrisk + " serve --port 0 --device cpu -m " +
+                   *model + " --http-threads 16000'");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("\nbrisk: "), std::string::npos) << r.out;
+}
+
 // A child process with its stdout and stderr on one pipe.
 struct Child {
   pid_t pid = -1;
