@@ -177,7 +177,9 @@ SNIPPETS = [
      "{{ ['b', 'A', 'c'] | min(case_sensitive=true) }}|{{ xs | max(attribute='n') }}|{{ [] | max }}|{{ 'hello' | max }}",
      {"xs": [{"n": 1}, {"n": 5}, {"n": 3}]}),
     ("{{ 2.5 | round }}|{{ 3.5 | round }}|{{ 2.675 | round(2) }}|{{ 1234.5 | round(-2) }}|{{ 3.14159 | round(2, 'floor') }}|"
-     "{{ 3.1 | round(0, 'ceil') }}|{{ 3 | round }}|{{ -0.5 | round }}|{{ 1.005 | round(2) }}|{{ 7 | round(1, 'floor') }}", {}),
+     "{{ 3.1 | round(0, 'ceil') }}|{{ 3 | round }}|{{ -0.5 | round }}|{{ 1.005 | round(2) }}|{{ 7 | round(1, 'floor') }}|"
+     "{{ 1234 | round(-2) }} {{ 1250 | round(-2) }} {{ 1350 | round(-2) }} {{ -1250 | round(-2) }} {{ 5 | round(-25) }} "
+     "{{ 2.5 | round(-400) }}", {}),
     ("{{ '3.5' | float }}|{{ 'x' | float }}|{{ 'x' | float(1.5) }}|{{ 2 | float }}|{{ ' 1e3 ' | float }}|{{ '42' | int }}|"
      "{{ '3.9' | int }}|{{ ' 7 ' | int }}|{{ 'z' | int(5) }}|{{ 3.9 | int }}|{{ -3.9 | int }}|{{ '1_000' | int }}|{{ none | int }}", {}),
     ("{{ d | dictsort }}|{{ d | dictsort(reverse=true) }}|{{ d | dictsort(by='value') }}|{{ d | dictsort(true) }}|"
@@ -220,6 +222,7 @@ LIMITED = [
     "{{ -18446744073709551615 * 2 }}",
     "{{ 99999999999999999999 }}",
     "{{ 7 ** 100 }}",
+    "{{ 18446744073709551615 | round(-1) }}",
 ]
 
 

@@ -127,12 +127,24 @@ Value batch(const Value& v, Args& a, Kwargs& k, Budget& b) {
 double py_round(double x, int64_t ndigits) {
   if (!std::isfinite(x) || ndigits > 320) return x;
   if (ndigits < 0) {
-    const double scale = std::pow(10.0, double(std::min<int64_t>(-ndigits, 400)));
+    const double scale = std::pow(10.0, ndigits < -400 ? 400.0 : double(-ndigits));
     return std::isinf(scale) ? std::copysign(0.0, x) : std::nearbyint(x / scale) * scale;
   }
   char buf[400];
   std::snprintf(buf, sizeof buf, "%.*f", int(ndigits), x);
   return std::strtod(buf, nullptr);
+}
+
+// Python's round(int, ndigits): an int, halves to even.
+Value round_int(Int128 x, int64_t ndigits, Budget& b) {
+  if (ndigits >= 0) return make_int(x, "round", &b);
+  if (ndigits < -20) return Value::integer(0);  // |x| < 2**64 < 10**20 / 2
+  Int128 p = 1;
+  for (int64_t k = 0; k < -ndigits; ++k) p *= 10;
+  Int128 q = x / p, r = x % p;
+  if (r < 0) r += p, q -= 1;  // floor
+  if (2 * r > p || (2 * r == p && (q & 1))) q += 1;
+  return make_int(q * p, "round", &b);
 }
 
 Value round_filter(const Value& v, Args& a, Kwargs& k, Budget& b) {
@@ -141,7 +153,7 @@ Value round_filter(const Value& v, Args& a, Kwargs& k, Budget& b) {
   const std::string method = m.is_string() ? m.str() : "common";
   if (!v.is_number()) bad(b, "round needs a number");
   if (method == "common") {
-    if (v.kind != K::Float && prec >= 0) return make_int(int_value(v), "round", &b);
+    if (v.kind != K::Float) return round_int(int_value(v), prec, b);
     return Value::number(py_round(v.as_double(), prec));
   }
   if (method != "ceil" && method != "floor") bad(b, "round: method must be 'common', 'ceil' or 'floor'");
@@ -212,7 +224,7 @@ Value truncate(const Value& v, Args& a, Kwargs& k, Budget& b) {
   if (length < end_len) bad(b, "truncate: expected length >= " + std::to_string(end_len) + ", got " + std::to_string(length));
   if (leeway < 0) bad(b, "truncate: expected leeway >= 0, got " + std::to_string(leeway));
   b.work(s.size(), "truncate");
-  if (int64_t(code_points(s)) <= length + leeway) return Value::string(s);
+  if (Int128(code_points(s)) <= Int128(length) + leeway) return Value::string(s);
   size_t cut = 0;
   for (int64_t n = 0; n < length - end_len; ++n) cut += std::max<size_t>(1, utf8_len_at(s, cut));
   std::string head = s.substr(0, cut);

@@ -205,7 +205,7 @@ std::string percent_format(const std::string& fmt, const Value& args, Budget& bu
     }
     if (i < fmt.size() && fmt[i] == '*') ++i, s.width = builtin::as_int(take(), 0);
     else s.width = read_number(fmt, i, budget);
-    if (s.width < 0) s.align = '<', s.width = -s.width;
+    if (s.width < 0) s.align = '<', s.width = s.width == INT64_MIN ? INT64_MAX : -s.width;
     if (i < fmt.size() && fmt[i] == '.') {
       ++i;
       if (i < fmt.size() && fmt[i] == '*') ++i, s.precision = std::max<int64_t>(0, builtin::as_int(take(), 0));

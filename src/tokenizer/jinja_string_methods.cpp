@@ -117,9 +117,10 @@ const std::pair<const char*, Method> kMethods[] = {
 }  // namespace
 
 Value string_method(const Value& s, const std::string& name, Budget& budget) {
-  for (const auto& [n, method] : kMethods)
-    if (name == n) {
+  for (const auto& entry : kMethods)
+    if (name == entry.first) {
       Budget* b = &budget;
+      const Method method = entry.second;  // clang 15 cannot capture a structured binding
       return Value::callable([s, method, b](Args& a, Kwargs& k) { return method(s, a, k, *b); });
     }
   return Value();

@@ -208,6 +208,7 @@ std::string py_center(std::string_view s, int64_t width, const std::string& fill
   const int64_t len = int64_t(code_points(s));
   if (width <= len) return std::string(s);
   const int64_t margin = width - len;
+  budget.check_string(size_t(margin), "center");  // first, so that the product below cannot wrap
   budget.build_string(s.size() + size_t(margin) * fill.size(), "center");
   const int64_t left = margin / 2 + (margin & width & 1);  // CPython's rounding
   std::string out;
