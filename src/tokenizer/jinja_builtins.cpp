@@ -87,12 +87,15 @@ Object global_functions(Budget& budget) {
   Budget* b = &budget;
   Object g;
   g.emplace_back("range", Value::callable([b](std::vector<Value>& a, Kwargs&) { return range(a, *b); }));
-  g.emplace_back("namespace", Value::callable([](std::vector<Value>& a, Kwargs& k) {
+  g.emplace_back("namespace", Value::callable([b](std::vector<Value>& a, Kwargs& k) {
     Value ns = Value::object();
     ns.is_namespace = true;
     for (const auto& x : a)
-      if (x.kind == Value::Kind::Object)
+      if (x.kind == Value::Kind::Object) {
+        b->items(x.obj->size(), "namespace");
+        b->work(x.obj->size() * x.obj->size(), "namespace");  // set() scans the members it has
         for (const auto& [key, v] : *x.obj) ns.set(key, v);
+      }
     for (auto& [key, v] : k) ns.set(key, v);
     return ns;
   }));
@@ -245,6 +248,7 @@ Value concat(const Value& a, const Value& b, Budget& budget) {
 Value get_attribute(const Value& obj, const std::string& name, Budget& budget) {
   switch (obj.kind) {
     case Value::Kind::Object: {
+      budget.work(obj.obj->size(), "attribute");  // members are found by a scan
       if (!obj.is_namespace && (name == "items" || name == "keys" || name == "values" || name == "get"))
         return dict_method(obj, name, budget);
       const Value* v = obj.find(name);
@@ -257,6 +261,7 @@ Value get_attribute(const Value& obj, const std::string& name, Budget& budget) {
 
 Value get_item(const Value& obj, const Value& key, Budget& budget) {
   if (obj.kind == Value::Kind::Object) {
+    budget.work(obj.obj->size(), "[]");
     const Value* v = key.is_string() ? obj.find(key.str()) : nullptr;
     return v ? *v : Value();
   }
@@ -311,6 +316,7 @@ Value unary_op(const std::string& op, const Value& x, Budget& budget) {
 Value binary_op(const std::string& op, const Value& a, const Value& b, Budget& budget) {
   if (op == "==") return Value::boolean(equal(a, b, &budget));
   if (op == "!=") return Value::boolean(!equal(a, b, &budget));
+  if (a.is_string() && b.is_string()) budget.work(std::min(a.str().size(), b.str().size()), op.c_str());
   if (op == "<") return Value::boolean(less(a, b));
   if (op == ">") return Value::boolean(less(b, a));
   if (op == "<=") return Value::boolean(!less(b, a));

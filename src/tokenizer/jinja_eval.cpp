@@ -115,11 +115,12 @@ class Renderer {
     const Value seq = eval(*n.expr);
     if (seq.is_string()) budget_.work(seq.str().size(), "for");
     Array items = seq.items();
-    budget_.work(items.size(), "for");
+    budget_.items(items.size(), "for");
     if (n.filter) {
       Array kept;
       scopes_.emplace_back();
       for (auto& it : items) {
+        step(n.line);
         bind_targets(n, it);
         if (eval(*n.filter).truthy()) kept.push_back(it);
       }

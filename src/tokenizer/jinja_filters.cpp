@@ -38,7 +38,7 @@ Value attribute_path(const Value& v, const Value& attr, Budget& budget) {
 Array items_of(const Value& v, Budget& budget) {
   if (v.is_string()) budget.work(v.str().size(), "iteration");
   Array items = v.items();
-  budget.work(items.size(), "iteration");
+  budget.items(items.size(), "iteration");
   return items;
 }
 
@@ -379,11 +379,16 @@ Value string_filter(const Value& v, std::string (*f)(std::string_view), Budget& 
   return Value::string(f(s));
 }
 
+Value length(const Value& v, Budget& b) {
+  b.work(v.str().size(), "length");  // a string's code points are counted
+  return Value::integer(v.length());
+}
+
 using Filter = Value (*)(const Value& v, Args& a, Kwargs& k, Budget& b);
 
 const std::pair<const char*, Filter> kFilters[] = {
-    {"length", [](const Value& v, Args&, Kwargs&, Budget&) { return Value::integer(v.length()); }},
-    {"count", [](const Value& v, Args&, Kwargs&, Budget&) { return Value::integer(v.length()); }},
+    {"length", [](const Value& v, Args&, Kwargs&, Budget& b) { return length(v, b); }},
+    {"count", [](const Value& v, Args&, Kwargs&, Budget& b) { return length(v, b); }},
     {"trim", [](const Value& v, Args& a, Kwargs& k, Budget& b) {
        const std::string s = to_str(v, &b);
        b.work(s.size(), "trim");

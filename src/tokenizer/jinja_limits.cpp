@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tokenizer/jinja_value.hpp"
+
 namespace brisk::jinja {
 
 void Budget::fail(ErrorCode code, const std::string& what) const {
@@ -38,7 +40,9 @@ void Budget::build_list(size_t items, const char* what) {
     fail(ErrorCode::kLimit, std::string("'") + what + "' would build a list of " + std::to_string(items) +
                                 " items, more than " + std::to_string(lim_.max_list_items) +
                                 " (RenderLimits::max_list_items)");
-  work(items, what);
+  this->items(items, what);
 }
+
+void Budget::items(size_t items, const char* what) { work(items * sizeof(Value), what); }
 
 }  // namespace brisk::jinja

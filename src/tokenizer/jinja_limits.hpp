@@ -23,9 +23,11 @@ struct RenderLimits {
   int max_depth = 200;                   // nested expressions and macro calls
   int64_t max_steps = 2'000'000;         // statements executed and loop iterations
   size_t max_string_bytes = 32u << 20;   // the longest string one operation may build
-  size_t max_list_items = 1u << 20;      // the most items one operation may put in a list or dict
-  int64_t max_work = int64_t(512) << 20; // bytes (and list items) operators and builtins scan or
-                                         // build, summed over the render: bounds its time and memory
+  size_t max_list_items = 1u << 18;      // the most items one operation may put in a list or dict
+  int64_t max_work = int64_t(256) << 20; // bytes operators and builtins scan or build (a list item
+                                         // counts as the bytes of one value), summed over the render:
+                                         // bounds its time and memory (real templates spend 3-5
+                                         // bytes per byte of messages)
   // When set, the render checks it at every step and throws Error(kLimit, "... cancelled")
   // once it reads true: a server shutting down stores true to abandon renders in progress.
   // The caller owns the flag and must keep it alive for the whole render.
@@ -51,8 +53,11 @@ class Budget {
   void check_string(size_t bytes, const char* what) const;
   // `what` is about to build a string of `bytes`: checks the size cap, then charges the work.
   void build_string(size_t bytes, const char* what);
-  // `what` is about to build a list (or dict) of `items`.
+  // `what` is about to build a list (or dict) of `items`: checks the item cap, then charges
+  // the bytes of that many values.
   void build_list(size_t items, const char* what);
+  // `what` copies or visits `items` values.
+  void items(size_t items, const char* what);
 
   [[noreturn]] void fail(ErrorCode code, const std::string& what) const;
 

@@ -14,8 +14,9 @@ using builtin::arg;
 using builtin::as_int;
 using Args = std::vector<Value>;
 
-bool affix(const std::string& s, const Value& what, bool prefix, const Budget& budget) {
+bool affix(const std::string& s, const Value& what, bool prefix, Budget& budget) {
   auto one = [&](const std::string& p) {
+    budget.work(p.size(), prefix ? "startswith" : "endswith");
     return p.size() <= s.size() &&
            (prefix ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0);
   };
