@@ -166,6 +166,57 @@ Spec parse_format_spec(const std::string& f, const Budget& b) {
 
 }  // namespace
 
+namespace {
+
+// The flags, width and precision of one % conversion, from fmt[i] on (i ends at the type);
+// `take` gives the next argument, for a `*`.
+template <class Take>
+Spec percent_spec(const std::string& fmt, size_t& i, Take&& take, Budget& budget) {
+  Spec s;
+  s.align = '>';
+  for (; i < fmt.size() && std::string("-+ #0").find(fmt[i]) != std::string::npos; ++i) {
+    if (fmt[i] == '-') s.align = '<';
+    else if (fmt[i] == '+' || (fmt[i] == ' ' && s.sign != '+')) s.sign = fmt[i];
+    else if (fmt[i] == '#') s.alt = true;
+    else s.zero = true;
+  }
+  if (i < fmt.size() && fmt[i] == '*') ++i, s.width = builtin::as_int(take(), 0);
+  else s.width = read_number(fmt, i, budget);
+  if (s.width < 0) s.align = '<', s.width = s.width == INT64_MIN ? INT64_MAX : -s.width;
+  if (i < fmt.size() && fmt[i] == '.') {
+    ++i;
+    if (i < fmt.size() && fmt[i] == '*') ++i, s.precision = std::max<int64_t>(0, builtin::as_int(take(), 0));
+    else s.precision = read_number(fmt, i, budget);
+  }
+  return s;
+}
+
+// One % conversion of value v: s r a, d i u x X o c, e E f F g G.
+std::string percent_conversion(char c, const Value& v, Spec s, Budget& budget) {
+  if (s.zero && s.align == '>') s.fill = '0', s.align = '=';
+  if (c == 's' || c == 'r' || c == 'a') {
+    Spec text = s;
+    text.fill = ' ';
+    if (text.align == '=') text.align = '>';
+    return format_value(Value::string(c == 's' ? to_str(v, &budget) : to_repr(v, &budget)), text, budget);
+  }
+  if (c == 'd' || c == 'i' || c == 'u' || c == 'x' || c == 'X' || c == 'o' || c == 'c') {
+    if (c == 'c' && v.is_string()) return pad("", v.str(), s, '>', budget);
+    if (!v.is_number()) bad(budget, std::string("%") + c + " format: a number is required, not " + kind_name(v.kind));
+    s.type = c == 'i' || c == 'u' ? 'd' : c;
+    return format_int(v.kind == Value::Kind::Float ? float_to_int(v.f, "%d", &budget) : int_value(v), s, budget);
+  }
+  if (std::string("eEfFgG").find(c) != std::string::npos) {
+    if (!v.is_number()) bad(budget, std::string("%") + c + " format: a real number is required, not " + kind_name(v.kind));
+    s.type = c;
+    if (s.precision < 0) s.precision = 6;
+    return format_float(v.as_double(), s, budget);
+  }
+  bad(budget, std::string("unsupported format character '") + c + "'");
+}
+
+}  // namespace
+
 std::string percent_format(const std::string& fmt, const Value& args, Budget& budget) {
   budget.work(fmt.size(), "%");
   const bool tuple = args.kind == Value::Kind::Array && args.is_tuple;
@@ -195,22 +246,7 @@ std::string percent_format(const std::string& fmt, const Value& args, Budget& bu
       i = close + 1;
       next = 1;
     }
-    Spec s;
-    s.align = '>';
-    for (; i < fmt.size() && std::string("-+ #0").find(fmt[i]) != std::string::npos; ++i) {
-      if (fmt[i] == '-') s.align = '<';
-      else if (fmt[i] == '+' || (fmt[i] == ' ' && s.sign != '+')) s.sign = fmt[i];
-      else if (fmt[i] == '#') s.alt = true;
-      else s.zero = true;
-    }
-    if (i < fmt.size() && fmt[i] == '*') ++i, s.width = builtin::as_int(take(), 0);
-    else s.width = read_number(fmt, i, budget);
-    if (s.width < 0) s.align = '<', s.width = s.width == INT64_MIN ? INT64_MAX : -s.width;
-    if (i < fmt.size() && fmt[i] == '.') {
-      ++i;
-      if (i < fmt.size() && fmt[i] == '*') ++i, s.precision = std::max<int64_t>(0, builtin::as_int(take(), 0));
-      else s.precision = read_number(fmt, i, budget);
-    }
+    Spec s = percent_spec(fmt, i, take, budget);
     while (i < fmt.size() && (fmt[i] == 'l' || fmt[i] == 'h' || fmt[i] == 'L')) ++i;
     if (i >= fmt.size()) bad(budget, "incomplete format");
     const char c = fmt[i];
@@ -219,28 +255,7 @@ std::string percent_format(const std::string& fmt, const Value& args, Budget& bu
       continue;
     }
     const Value& v = value ? *value : take();
-    if (s.zero && s.align == '>') s.fill = '0', s.align = '=';
-    std::string piece;
-    if (c == 's' || c == 'r' || c == 'a') {
-      Spec text = s;
-      text.fill = ' ';
-      if (text.align == '=') text.align = '>';
-      piece = format_value(Value::string(c == 's' ? to_str(v, &budget) : to_repr(v, &budget)), text, budget);
-    } else if (c == 'd' || c == 'i' || c == 'u' || c == 'x' || c == 'X' || c == 'o' || c == 'c') {
-      if (!v.is_number() && !(c == 'c' && v.is_string())) bad(budget, std::string("%") + c + " format: a number is required, not " + kind_name(v.kind));
-      if (c == 'c' && v.is_string()) piece = pad("", v.str(), s, '>', budget);
-      else {
-        s.type = c == 'i' || c == 'u' ? 'd' : c;
-        piece = format_int(v.kind == Value::Kind::Float ? float_to_int(v.f, "%d", &budget) : int_value(v), s, budget);
-      }
-    } else if (std::string("eEfFgG").find(c) != std::string::npos) {
-      if (!v.is_number()) bad(budget, std::string("%") + c + " format: a real number is required, not " + kind_name(v.kind));
-      s.type = c;
-      if (s.precision < 0) s.precision = 6;
-      piece = format_float(v.as_double(), s, budget);
-    } else {
-      bad(budget, std::string("unsupported format character '") + c + "'");
-    }
+    const std::string piece = percent_conversion(c, v, s, budget);
     budget.check_string(out.size() + piece.size(), "%");
     out += piece;
   }

@@ -392,6 +392,29 @@ class ExprParser {
     ++p_;
   }
 
+  // After '(': a parenthesised expression or a tuple.
+  ExprPtr parenthesized() {
+    auto tuple = make(Expr::Kind::List);
+    tuple->name = "tuple";
+    if (is_op(")")) {  // the empty tuple
+      ++p_;
+      return tuple;
+    }
+    ExprPtr inner = expression();
+    if (!is_op(",")) {
+      expect_op(")");
+      return inner;
+    }
+    tuple->args.push_back(std::move(inner));
+    while (is_op(",")) {
+      ++p_;
+      if (is_op(")")) break;
+      tuple->args.push_back(expression());
+    }
+    expect_op(")");
+    return tuple;
+  }
+
   ExprPtr primary() {
     const Token tok = next();
     switch (tok.kind) {
@@ -429,28 +452,7 @@ class ExprParser {
         return e;
       }
       case Token::Kind::Op: {
-        if (tok.text == "(") {
-          if (is_op(")")) {  // the empty tuple
-            ++p_;
-            auto empty = make(Expr::Kind::List);
-            empty->name = "tuple";
-            return empty;
-          }
-          ExprPtr inner = expression();
-          if (is_op(",")) {  // a tuple
-            auto list = make(Expr::Kind::List);
-            list->name = "tuple";
-            list->args.push_back(std::move(inner));
-            while (is_op(",")) {
-              ++p_;
-              if (is_op(")")) break;
-              list->args.push_back(expression());
-            }
-            inner = std::move(list);
-          }
-          expect_op(")");
-          return inner;
-        }
+        if (tok.text == "(") return parenthesized();
         if (tok.text == "[") {
           auto e = make(Expr::Kind::List);
           while (!is_op("]")) {
@@ -633,81 +635,87 @@ class StatementParser {
     return b;
   }
 
-  NodePtr statement(const std::string& word, ExprParser& p, int line) {
-    NestingGuard guard(depth_, line);
-    if (word == "if") {
-      auto n = node(Node::Kind::If, line);
-      ExprPtr cond = p.expression();
-      p.expect_end();
-      for (;;) {
-        std::string end;
-        ExprParser* ep = nullptr;
-        Body b = body({"elif", "else", "endif"}, &end, &ep);
-        n->branches.emplace_back(std::move(cond), std::move(b));
-        if (end == "elif") {
-          cond = ep->expression();
-          ep->expect_end();
-          continue;
-        }
-        if (end == "else") {
-          ep->expect_end();
-          n->else_body = body({"endif"}, &end, &ep);
-        }
-        ep->expect_end();
-        return n;
-      }
-    }
-    if (word == "for") {
-      auto n = node(Node::Kind::For, line);
-      n->targets.push_back(p.expect_name());
-      while (p.is_op(",")) {
-        p.next();
-        n->targets.push_back(p.expect_name());
-      }
-      if (!p.is_name("in")) fail(line, "expected 'in' in a for loop");
-      p.next();
-      n->expr = p.expression_no_cond();
-      if (p.is_name("if")) {
-        p.next();
-        n->filter = p.expression_no_cond();
-      }
-      if (p.is_name("recursive")) fail(line, "recursive loops are not supported");
-      p.expect_end();
+  NodePtr if_statement(ExprParser& p, int line) {
+    auto n = node(Node::Kind::If, line);
+    ExprPtr cond = p.expression();
+    p.expect_end();
+    for (;;) {
       std::string end;
       ExprParser* ep = nullptr;
-      n->body = body({"else", "endfor"}, &end, &ep);
+      Body b = body({"elif", "else", "endif"}, &end, &ep);
+      n->branches.emplace_back(std::move(cond), std::move(b));
+      if (end == "elif") {
+        cond = ep->expression();
+        ep->expect_end();
+        continue;
+      }
       if (end == "else") {
         ep->expect_end();
-        n->else_body = body({"endfor"}, &end, &ep);
+        n->else_body = body({"endif"}, &end, &ep);
       }
       ep->expect_end();
       return n;
     }
-    if (word == "set") {
-      std::string name = p.expect_name(), attr;
-      if (p.is_op(".")) {
-        p.next();
-        attr = p.expect_name();
-      }
-      if (p.at_end()) {  // {% set x %}...{% endset %}
-        if (!attr.empty()) fail(line, "a set block assigns a plain name");
-        auto n = node(Node::Kind::SetBlock, line);
-        n->text = name;
-        std::string end;
-        ExprParser* ep = nullptr;
-        n->body = body({"endset"}, &end, &ep);
-        ep->expect_end();
-        return n;
-      }
-      if (p.is_op(",")) fail(line, "assigning to several names at once is not supported");
-      p.expect_op("=");
-      auto n = node(Node::Kind::Set, line);
+  }
+
+  NodePtr for_statement(ExprParser& p, int line) {
+    auto n = node(Node::Kind::For, line);
+    n->targets.push_back(p.expect_name());
+    while (p.is_op(",")) {
+      p.next();
+      n->targets.push_back(p.expect_name());
+    }
+    if (!p.is_name("in")) fail(line, "expected 'in' in a for loop");
+    p.next();
+    n->expr = p.expression_no_cond();
+    if (p.is_name("if")) {
+      p.next();
+      n->filter = p.expression_no_cond();
+    }
+    if (p.is_name("recursive")) fail(line, "recursive loops are not supported");
+    p.expect_end();
+    std::string end;
+    ExprParser* ep = nullptr;
+    n->body = body({"else", "endfor"}, &end, &ep);
+    if (end == "else") {
+      ep->expect_end();
+      n->else_body = body({"endfor"}, &end, &ep);
+    }
+    ep->expect_end();
+    return n;
+  }
+
+  NodePtr set_statement(ExprParser& p, int line) {
+    std::string name = p.expect_name(), attr;
+    if (p.is_op(".")) {
+      p.next();
+      attr = p.expect_name();
+    }
+    if (p.at_end()) {  // {% set x %}...{% endset %}
+      if (!attr.empty()) fail(line, "a set block assigns a plain name");
+      auto n = node(Node::Kind::SetBlock, line);
       n->text = name;
-      n->attr = attr;
-      n->expr = p.expression();
-      p.expect_end();
+      std::string end;
+      ExprParser* ep = nullptr;
+      n->body = body({"endset"}, &end, &ep);
+      ep->expect_end();
       return n;
     }
+    if (p.is_op(",")) fail(line, "assigning to several names at once is not supported");
+    p.expect_op("=");
+    auto n = node(Node::Kind::Set, line);
+    n->text = name;
+    n->attr = attr;
+    n->expr = p.expression();
+    p.expect_end();
+    return n;
+  }
+
+  NodePtr statement(const std::string& word, ExprParser& p, int line) {
+    NestingGuard guard(depth_, line);
+    if (word == "if") return if_statement(p, line);
+    if (word == "for") return for_statement(p, line);
+    if (word == "set") return set_statement(p, line);
     if (word == "macro") {
       auto n = node(Node::Kind::Macro, line);
       n->text = p.expect_name();
