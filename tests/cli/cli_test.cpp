@@ -303,6 +303,12 @@ TEST_F(Cli, SigtermWhileLoadingStopsServePromptly) {
     EXPECT_NE(c.text.find(sig == SIGTERM ? "SIGTERM while loading" : "SIGINT while loading"), std::string::npos)
         << c.text;
   }
+  // brisk run keeps the signals' default action: SIGTERM ends it, whatever it is doing.
+  Child r = spawn({kBrisk, "run", "--device", "cpu", "-p", "hi", "-m", fifo});
+  ASSERT_GT(r.pid, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(r.pid, SIGTERM);
+  EXPECT_EQ(r.wait(10), 128 + SIGTERM) << r.text;
 }
 
 }  // namespace
