@@ -15,6 +15,19 @@ void metric(std::string& out, const char* name, const char* type, const char* he
   out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+// A label value as the text format wants it: backslash, double quote and line feed escaped,
+// so that no value can end its sample line or write samples of its own.
+std::string label(const std::string& v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\', out += c;
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
 // A metric of one unlabelled sample.
 void single(std::string& out, const char* name, const char* type, const char* help, int64_t value) {
   metric(out, name, type, help);
@@ -60,11 +73,11 @@ std::string Metrics::render(const SchedulerStats& s, bool ready) const {
   std::string out;
   metric(out, "brisk_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
   for (const auto& [key, n] : requests_)
-    out += "brisk_requests_total{endpoint=\"" + key.first + "\",status=\"" + std::to_string(key.second) + "\"} " +
+    out += "brisk_requests_total{endpoint=\"" + label(key.first) + "\",status=\"" + std::to_string(key.second) + "\"} " +
            std::to_string(n) + "\n";
   metric(out, "brisk_generations_total", "counter", "Generations finished, by finish reason.");
   for (const auto& [reason, n] : s.finished)
-    out += "brisk_generations_total{finish_reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
+    out += "brisk_generations_total{finish_reason=\"" + label(reason) + "\"} " + std::to_string(n) + "\n";
   single(out, "brisk_prompt_tokens_total", "counter", "Prompt tokens of answered requests.", int64_t(prompt_tokens_));
   single(out, "brisk_generated_tokens_total", "counter",
          "Tokens generated for answered requests.", int64_t(generated_tokens_));

@@ -30,6 +30,9 @@ class Histogram {
 
 class Metrics {
  public:
+  // endpoint: a route's path, "other" or "gate" (route_label in http_common.hpp), never a
+  // path a client made up: each label value is a series kept for the process's life.
+  // Label values are escaped as the text format says either way.
   void request_done(const std::string& endpoint, int status);
   void first_token(double seconds);
   void inter_token(double seconds);
