@@ -6,58 +6,50 @@
 #include <random>
 
 #include "base/error.hpp"
+#include "server/request_checks.hpp"
 #include "tokenizer/utf8.hpp"
 
 namespace brisk::server {
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) {
-  throw Error(ErrorCode::kInvalidArgument, message, param);
-}
-
-const ojson* field(const ojson& body, const char* key) {
-  auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
 double number(const ojson& body, const char* key, double lo, double hi, double fallback) {
-  const ojson* v = field(body, key);
+  const ojson* v = json_field(body, key);
   if (!v) return fallback;
-  if (!v->is_number()) bad(key, std::string("'") + key + "' must be a number");
+  if (!v->is_number()) bad_field(key, std::string("'") + key + "' must be a number");
   const double x = v->get<double>();
   if (!std::isfinite(x) || x < lo || x > hi)
-    bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    bad_field(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   return x;
 }
 
 int64_t integer(const ojson& body, const char* key, int64_t lo, int64_t hi, int64_t fallback) {
-  const ojson* v = field(body, key);
+  const ojson* v = json_field(body, key);
   if (!v) return fallback;
-  if (!v->is_number_integer() && !v->is_number_unsigned()) bad(key, std::string("'") + key + "' must be an integer");
+  if (!v->is_number_integer() && !v->is_number_unsigned()) bad_field(key, std::string("'") + key + "' must be an integer");
   if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX))
-    bad(key, std::string("'") + key + "' is out of range");
+    bad_field(key, std::string("'") + key + "' is out of range");
   const int64_t x = v->get<int64_t>();
   if (x < lo || x > hi)
-    bad(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+    bad_field(key, std::string("'") + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   return x;
 }
 
 bool boolean(const ojson& body, const char* key, bool fallback) {
-  const ojson* v = field(body, key);
+  const ojson* v = json_field(body, key);
   if (!v) return fallback;
-  if (!v->is_boolean()) bad(key, std::string("'") + key + "' must be true or false");
+  if (!v->is_boolean()) bad_field(key, std::string("'") + key + "' must be true or false");
   return v->get<bool>();
 }
 
 std::vector<std::string> stop_strings(const ojson& body) {
-  const ojson* v = field(body, "stop");
+  const ojson* v = json_field(body, "stop");
   if (!v) return {};
   if (v->is_string()) return {v->get<std::string>()};
-  if (!v->is_array()) bad("stop", "'stop' must be a string or a list of strings");
-  if (v->size() > 16) bad("stop", "at most 16 stop strings");
+  if (!v->is_array()) bad_field("stop", "'stop' must be a string or a list of strings");
+  if (v->size() > 16) bad_field("stop", "at most 16 stop strings");
   std::vector<std::string> out;
   for (const auto& s : *v) {
-    if (!s.is_string()) bad("stop", "'stop' must be a string or a list of strings");
+    if (!s.is_string()) bad_field("stop", "'stop' must be a string or a list of strings");
     out.push_back(s.get<std::string>());
   }
   return out;
@@ -66,34 +58,34 @@ std::vector<std::string> stop_strings(const ojson& body) {
 // Chat messages as templates expect them: role and content as strings (a list of text
 // parts joined), other fields (tool_calls, name, tool_call_id) passed through.
 ojson normalize_messages(const ojson& body) {
-  const ojson* v = field(body, "messages");
-  if (!v) bad("messages", "'messages' is required");
-  if (!v->is_array() || v->empty()) bad("messages", "'messages' must be a non-empty list");
+  const ojson* v = json_field(body, "messages");
+  if (!v) bad_field("messages", "'messages' is required");
+  if (!v->is_array() || v->empty()) bad_field("messages", "'messages' must be a non-empty list");
   ojson out = ojson::array();
   for (const auto& m : *v) {
-    if (!m.is_object()) bad("messages", "each message must be an object");
-    const ojson* role = field(m, "role");
-    if (!role || !role->is_string()) bad("messages", "each message needs a 'role' string");
+    if (!m.is_object()) bad_field("messages", "each message must be an object");
+    const ojson* role = json_field(m, "role");
+    if (!role || !role->is_string()) bad_field("messages", "each message needs a 'role' string");
     std::string r = role->get<std::string>();
     if (r == "developer") r = "system";
     if (r != "system" && r != "user" && r != "assistant" && r != "tool")
-      bad("messages", "unknown role '" + r + "' (system, user, assistant, tool)");
+      bad_field("messages", "unknown role '" + r + "' (system, user, assistant, tool)");
     ojson msg = m;
     msg["role"] = r;
-    const ojson* content = field(m, "content");
+    const ojson* content = json_field(m, "content");
     std::string text;
     if (content && content->is_string()) {
       text = content->get<std::string>();
     } else if (content && content->is_array()) {
       for (const auto& part : *content) {
         if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
-          bad("messages", "only text content parts are supported");
+          bad_field("messages", "only text content parts are supported");
         text += part["text"].get<std::string>();
       }
     } else if (content) {
-      bad("messages", "message content must be a string or a list of text parts");
+      bad_field("messages", "message content must be a string or a list of text parts");
     } else if (r != "assistant") {
-      bad("messages", "a " + r + " message needs 'content'");
+      bad_field("messages", "a " + r + " message needs 'content'");
     }
     msg["content"] = text;
     out.push_back(std::move(msg));
@@ -135,44 +127,49 @@ ojson parse_body(const std::string& body) {
   }
 }
 
-ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context) {
-  if (!body.is_object()) bad("", "the request body must be a JSON object");
+ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context,
+                         const PromptLimits& limits) {
+  if (!body.is_object()) bad_field("", "the request body must be a JSON object");
   ApiRequest r;
   r.endpoint = endpoint;
-  if (const ojson* m = field(body, "model")) {
-    if (!m->is_string()) bad("model", "'model' must be a string");
+  if (const ojson* m = json_field(body, "model")) {
+    if (!m->is_string()) bad_field("model", "'model' must be a string");
     r.model = m->get<std::string>();
   }
-  if (integer(body, "n", 1, 1, 1) != 1) bad("n", "only n = 1 is supported");
+  if (integer(body, "n", 1, 1, 1) != 1) bad_field("n", "only n = 1 is supported");
+  refuse_unimplemented_fields(endpoint, body);
+  const std::string param = endpoint == Endpoint::Chat ? "messages" : "prompt";
   const Tokenizer& tok = model.tokenizer();
   if (endpoint == Endpoint::Chat) {
     ojson extra = ojson::object();
     if (tok.bos_id() >= 0) extra["bos_token"] = tok.token_text(tok.bos_id());
     if (!tok.eos_ids().empty()) extra["eos_token"] = tok.token_text(tok.eos_ids()[0]);
-    if (const ojson* tools = field(body, "tools")) {
-      if (!tools->is_array()) bad("tools", "'tools' must be a list");
-      if (!tools->empty()) extra["tools"] = *tools;
-    }
-    const std::string text = model.chat_template().render(normalize_messages(body), true, extra);
+    if (ojson tools = checked_tools(body); !tools.is_null()) extra["tools"] = std::move(tools);
+    jinja::RenderLimits render_limits;
+    render_limits.cancel = limits.cancel;
+    const std::string text = model.chat_template().render(normalize_messages(body), true, extra, render_limits);
+    check_prompt_bytes(text.size(), limits.bytes_per_token, context, param);
     r.prompt = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
   } else {
-    const ojson* p = field(body, "prompt");
-    if (!p) bad("prompt", "'prompt' is required");
+    const ojson* p = json_field(body, "prompt");
+    if (!p) bad_field("prompt", "'prompt' is required");
     if (p->is_string()) {
+      check_prompt_bytes(p->get_ref<const std::string&>().size(), limits.bytes_per_token, context, param);
       r.prompt = tok.encode(p->get<std::string>(), true, true);
     } else if (p->is_array() && !p->empty() && std::all_of(p->begin(), p->end(), [](const ojson& x) { return x.is_number_integer(); })) {
       for (const auto& x : *p) {
         const int64_t id = x.get<int64_t>();
-        if (id < 0 || id >= model.hparams().vocab) bad("prompt", "token id " + std::to_string(id) + " is out of range");
+        if (id < 0 || id >= model.hparams().vocab) bad_field("prompt", "token id " + std::to_string(id) + " is out of range");
         r.prompt.push_back(int32_t(id));
       }
     } else {
-      bad("prompt", "'prompt' must be a string or a list of token ids (one prompt per request)");
+      bad_field("prompt", "'prompt' must be a string or a list of token ids (one prompt per request)");
     }
-    if (boolean(body, "echo", false)) bad("echo", "'echo' is not supported");
-    if (field(body, "suffix")) bad("suffix", "'suffix' is not supported");
+    if (boolean(body, "echo", false)) bad_field("echo", "'echo' is not supported");
+    if (json_field(body, "suffix")) bad_field("suffix", "'suffix' is not supported");
   }
-  if (r.prompt.empty()) bad(endpoint == Endpoint::Chat ? "messages" : "prompt", "the prompt is empty");
+  if (r.prompt.empty()) bad_field(param, "the prompt is empty");
+  check_prompt_tokens(r.prompt.size(), context, param);
 
   // Token budget: OpenAI's names for it; chat defaults to the rest of the context.
   const int64_t room = std::max<int64_t>(1, context - int64_t(r.prompt.size()));
@@ -184,29 +181,29 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
   SamplingParams& sp = r.opts.sampling;  // OpenAI's defaults: plain sampling at temperature 1
   sp.temperature = float(number(body, "temperature", 0, 2, 1));
   sp.top_p = float(number(body, "top_p", 0, 1, 1));
-  if (sp.top_p <= 0.f) bad("top_p", "'top_p' must be greater than 0");
+  if (sp.top_p <= 0.f) bad_field("top_p", "'top_p' must be greater than 0");
   sp.top_k = int(integer(body, "top_k", 0, 1 << 20, 0));
   sp.min_p = float(number(body, "min_p", 0, 1, 0));
   sp.presence_penalty = float(number(body, "presence_penalty", -2, 2, 0));
   sp.frequency_penalty = float(number(body, "frequency_penalty", -2, 2, 0));
   sp.repeat_penalty = float(number(body, "repetition_penalty", 0.01, 10, 1));
   sp.repeat_last_n = sp.presence_penalty != 0.f || sp.frequency_penalty != 0.f || sp.repeat_penalty != 1.f ? -1 : 0;
-  if (field(body, "seed")) sp.seed = uint64_t(integer(body, "seed", INT64_MIN, INT64_MAX, 0));
+  if (json_field(body, "seed")) sp.seed = uint64_t(integer(body, "seed", INT64_MIN, INT64_MAX, 0));
   r.opts.stop = stop_strings(body);
   r.opts.ignore_eos = boolean(body, "ignore_eos", false);  // an extension (llama.cpp's): for benchmarks
 
   if (endpoint == Endpoint::Chat) {
     const bool lp = boolean(body, "logprobs", false);
     const int64_t top = integer(body, "top_logprobs", 0, 20, 0);
-    if (field(body, "top_logprobs") && !lp) bad("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    if (json_field(body, "top_logprobs") && !lp) bad_field("top_logprobs", "'top_logprobs' needs 'logprobs': true");
     r.logprobs = lp ? int(top) : -1;
-  } else if (const ojson* lp = field(body, "logprobs")) {
+  } else if (const ojson* lp = json_field(body, "logprobs")) {
     if (lp->is_boolean()) r.logprobs = lp->get<bool>() ? 0 : -1;
     else r.logprobs = int(integer(body, "logprobs", 0, 20, 0));
   }
   r.stream = boolean(body, "stream", false);
-  if (const ojson* so = field(body, "stream_options")) {
-    if (!so->is_object()) bad("stream_options", "'stream_options' must be an object");
+  if (const ojson* so = json_field(body, "stream_options")) {
+    if (!so->is_object()) bad_field("stream_options", "'stream_options' must be an object");
     r.include_usage = boolean(*so, "include_usage", false);
   }
   return r;

@@ -4,6 +4,8 @@
 // bodies and stream chunks in exactly OpenAI's shape. No HTTP here (http_server.cpp).
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,8 +38,16 @@ struct ApiRequest {
 constexpr int kMaxJsonDepth = 64;
 ojson parse_body(const std::string& body);
 
-// context: the scheduler's positions per sequence (bounds the default max_tokens).
-ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context);
+// What bounds the work of turning a body into a prompt.
+struct PromptLimits {
+  size_t bytes_per_token = 0;                 // bytes_per_token_bound(): longer text is refused untokenized
+  const std::atomic<bool>* cancel = nullptr;  // set: a chat template render stops (shutdown)
+};
+
+// context: the scheduler's positions per sequence (bounds the default max_tokens; a prompt
+// that leaves no room to generate is refused, where = "messages" or "prompt").
+ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context,
+                         const PromptLimits& limits = {});
 
 // One generated token as the response shows it.
 struct TokenOut {
