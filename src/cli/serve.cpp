@@ -110,6 +110,7 @@ int serve(ServeOptions& o) {
                o.sched.prefix_cache ? ", prefix cache on" : "");
 
   wait_for_stop_signal();
+  http.begin_stop();           // new requests and chat templates still rendering get a 503
   scheduler->shutdown(false);  // every request gets its end, so every connection finishes
   http.stop();
   listener.join();
@@ -158,6 +159,7 @@ Action add_serve(CLI::App& app) {
   app.add_option("--request-timeout", o->http.request_seconds, "seconds a client has to send a whole request")
       ->capture_default_str()
       ->check(CLI::Range(1, 24 * 3600));
+  app.add_option("--cors", o->http.cors_origin, "let web pages from this origin (or *) call the API (CORS; off by default)");
   app.add_option("--http-threads", o->http.threads, "connection threads (0: enough for every slot and queue place)")
       ->check(CLI::Range(0, 1 << 14));
   add_device_option(app, o->device, "cpu, cuda, cuda:N or auto");

@@ -4,24 +4,19 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 
 #include "base/error.hpp"
+#include "server/http_common.hpp"
 #include "server/openai_schema.hpp"
+#include "server/request_checks.hpp"
 
 namespace brisk::server {
-namespace {
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void send_error(httplib::Response& res, int status, const std::string& message, const std::string& type,
-                const std::string& param = {}, const std::string& code = {}) {
+                const std::string& param, const std::string& code) {
   res.status = status;
   res.set_content(dump(error_body(message, type, param, code)), "application/json");
 }
@@ -33,26 +28,24 @@ const char* error_type(int status) {
   return status < 500 ? "invalid_request_error" : "server_error";
 }
 
-// What the engine thread hands a connection: token events, then the result.
-struct Channel {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<TokenEvent> events;
-  bool done = false;
-  RequestResult result;
-  double t_submit = 0, t_last = 0;
-};
+namespace {
+constexpr Route kRoutes[] = {{"/health", "GET, HEAD, OPTIONS", false},
+                             {"/metrics", "GET, HEAD, OPTIONS", false},
+                             {"/v1/models", "GET, HEAD, OPTIONS", false},
+                             {"/v1/chat/completions", "POST, OPTIONS", true},
+                             {"/v1/completions", "POST, OPTIONS", true}};
+}  // namespace
 
-std::string sse(const ojson& j) { return "data: " + dump(j) + "\n\n"; }
-
-// The client-visible end of a request that did not finish normally.
-ojson failure(const RequestResult& r) {
-  const std::string why = r.finish_reason == "cancelled" ? "the request was cancelled (the server is shutting down)"
-                                                         : "generation failed: " + r.error;
-  return error_body(why, "server_error");
+const Route* find_route(const std::string& path) {
+  for (const Route& r : kRoutes)
+    if (path == r.path) return &r;
+  return nullptr;
 }
 
-}  // namespace
+std::string route_label(const std::string& path) {
+  const Route* r = find_route(path);
+  return r ? r->path : "other";
+}
 
 HttpServer::HttpServer(ServerOptions opts) : opts_(std::move(opts)), http_(std::make_unique<httplib::Server>()) {
   routes();
@@ -61,6 +54,7 @@ HttpServer::HttpServer(ServerOptions opts) : opts_(std::move(opts)), http_(std::
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::attach(Model& model, Scheduler& scheduler) {
+  bytes_per_token_ = bytes_per_token_bound(model.tokenizer());
   scheduler_ = &scheduler;
   model_ = &model;
 }
@@ -100,6 +94,7 @@ void HttpServer::listen() {
 }
 
 void HttpServer::stop() {
+  stopping_.store(true);  // a chat template still rendering gives up (its client gets a 503)
   // The gate first stops taking connections and delivers what the server behind still
   // sends (each running request's end); then the server behind stops.
   if (gate_thread_.joinable()) {
@@ -123,14 +118,33 @@ void HttpServer::routes() {
   s.set_read_timeout(5, 0);
   s.set_keep_alive_max_count(1);
 
+  // Before routing: a wrong method on a known path (405 with Allow), OPTIONS (204 with
+  // Allow, and CORS headers for a preflight), then the API key.
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const Route* route = find_route(req.path);
+    if (route && req.method == "OPTIONS") {
+      res.status = 204;
+      res.set_header("Allow", route->allow);
+      cors_headers(req, res, true);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (route && (route->post ? req.method != "POST" : req.method != "GET" && req.method != "HEAD")) {
+      res.set_header("Allow", route->allow);
+      send_error(res, 405, "the method " + req.method + " is not allowed on " + route->path + " (allowed: " +
+                               route->allow + ")", "invalid_request_error");
+      metrics_.request_done(route->path, 405);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (opts_.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     const std::string auth = req.get_header_value("Authorization");
     if (auth == "Bearer " + opts_.api_key) return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 401, auth.empty() ? "missing API key: send 'Authorization: Bearer <key>'" : "invalid API key",
                "authentication_error", {}, "invalid_api_key");
-    metrics_.request_done(req.path, 401);
+    metrics_.request_done(route_label(req.path), 401);
     return httplib::Server::HandlerResponse::Handled;
+  });
+  s.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    cors_headers(req, res, false);
   });
   // Statuses httplib sets itself (413 for a body over the limit, 404, 400 for a bad request
   // line) get an OpenAI-style body too.
@@ -143,7 +157,7 @@ void HttpServer::routes() {
         : res.status == 400 ? "the request could not be read (malformed, or its headers are over 8 KiB)"
                             : "the request failed";
     send_error(res, res.status, msg, error_type(res.status));
-    metrics_.request_done(req.path, res.status);
+    metrics_.request_done(route_label(req.path), res.status);
   });
   s.set_exception_handler([this](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "internal error";
@@ -153,7 +167,7 @@ void HttpServer::routes() {
       what = e.what();
     }
     send_error(res, 500, what, "server_error");
-    metrics_.request_done(req.path, 500);
+    metrics_.request_done(route_label(req.path), 500);
   });
 
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
@@ -174,125 +188,28 @@ void HttpServer::routes() {
     metrics_.request_done(req.path, 200);
   });
 
-  auto generate = [this](Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
-    const std::string path = req.path;
-    Model* model = model_.load();
-    Scheduler* sched = scheduler_.load();
-    if (!model || !sched) {
-      res.set_header("Retry-After", std::to_string(opts_.retry_after_seconds));
-      send_error(res, 503, "the model is still loading", "overloaded_error");
-      return metrics_.request_done(path, 503);
-    }
-    ApiRequest api;
-    try {
-      api = parse_request(endpoint, parse_body(req.body), *model, sched->options().context);
-    } catch (const Error& e) {
-      send_error(res, http_status(e.code()), e.message(), error_type(http_status(e.code())), e.where());
-      return metrics_.request_done(path, http_status(e.code()));
-    }
-    auto request = std::make_shared<Request>();
-    auto ch = std::make_shared<Channel>();
-    request->prompt = api.prompt;
-    request->opts = api.opts;
-    request->logprobs = api.logprobs;
-    request->on_token = [this, ch](const TokenEvent& e) {
-      std::lock_guard<std::mutex> lock(ch->mu);
-      const double t = now();
-      if (ch->t_last == 0) metrics_.first_token(t - ch->t_submit);
-      else metrics_.inter_token(t - ch->t_last);
-      ch->t_last = t;
-      ch->events.push_back(e);
-      ch->cv.notify_one();
-    };
-    request->on_done = [this, ch](const RequestResult& r) {
-      metrics_.tokens(r.prompt_tokens, r.completion_tokens);
-      std::lock_guard<std::mutex> lock(ch->mu);
-      ch->result = r;
-      ch->done = true;
-      ch->cv.notify_one();
-    };
-    ch->t_submit = now();
-    try {
-      if (!sched->submit(request)) {
-        res.set_header("Retry-After", std::to_string(opts_.retry_after_seconds));
-        send_error(res, 503, "the server is at capacity: every slot is busy and the queue is full; retry later",
-                   "overloaded_error");
-        return metrics_.request_done(path, 503);
-      }
-    } catch (const Error& e) {  // a request that can never run (a prompt longer than the context)
-      send_error(res, http_status(e.code()), e.message(), error_type(http_status(e.code())), e.where());
-      return metrics_.request_done(path, http_status(e.code()));
-    }
-    metrics_.request_done(path, 200);
-
-    // The body is written as the tokens come, by this connection's thread. Waiting wakes at
-    // least once a second to write a keep-alive (an SSE comment, or JSON-neutral whitespace),
-    // so a client that has gone is noticed even before its first token.
-    auto builder = std::make_shared<ResponseBuilder>(endpoint, opts_.model_name, *model);
-    struct Progress {
-      bool started = false;
-      std::string text;
-      std::vector<TokenOut> tokens;
-    };
-    auto progress = std::make_shared<Progress>();
-    const bool logprobs = api.logprobs >= 0, stream = api.stream, usage = api.include_usage;
-    auto provider = [=](size_t, httplib::DataSink& sink) {
-      std::deque<TokenEvent> events;
-      bool done;
-      RequestResult result;
-      {
-        std::unique_lock<std::mutex> lock(ch->mu);
-        ch->cv.wait_for(lock, std::chrono::seconds(1), [&] { return !ch->events.empty() || ch->done; });
-        events.swap(ch->events);
-        done = ch->done;
-        result = ch->result;
-      }
-      std::string out;
-      if (stream && !progress->started) out += sse(builder->first_chunk());
-      progress->started = true;
-      for (const TokenEvent& e : events) {
-        TokenOut t = builder->token_out(e);
-        if (stream) {
-          // One chunk per token, as OpenAI streams: a token that completes no character yet
-          // (part of a UTF-8 sequence, or text held back for a stop string) has empty text.
-          out += sse(builder->text_chunk(e.text, {t}, logprobs));
-        } else {
-          progress->text += e.text;
-          progress->tokens.push_back(std::move(t));
-        }
-      }
-      if (done) {
-        const bool ok = result.finish_reason == "stop" || result.finish_reason == "length";
-        if (stream) {
-          if (!result.tail_text.empty()) out += sse(builder->text_chunk(result.tail_text, {}, false));
-          out += ok ? sse(builder->final_chunk(result.finish_reason)) : sse(failure(result));
-          if (ok && usage) out += sse(builder->usage_chunk(result));
-          out += "data: [DONE]\n\n";
-        } else {
-          progress->text += result.tail_text;
-          out += dump(ok ? builder->complete(progress->text, progress->tokens, logprobs, result) : failure(result));
-        }
-      } else if (events.empty() && out.empty()) {  // a second without news: is the client still there?
-        out = stream ? ": keep-alive\n\n" : "\n";
-      }
-      if (out.empty()) return true;
-      if (!sink.write(out.data(), out.size())) {
-        request->cancelled = true;  // the client is gone: free its slot
-        return false;
-      }
-      if (done) sink.done();
-      return true;
-    };
-    res.set_chunked_content_provider(stream ? "text/event-stream" : "application/json", provider,
-                                     [request](bool success) {
-                                       if (!success) request->cancelled = true;
-                                     });
-    if (stream) res.set_header("Cache-Control", "no-cache");
-  };
   s.Post("/v1/chat/completions",
-         [generate](const httplib::Request& req, httplib::Response& res) { generate(Endpoint::Chat, req, res); });
+         [this](const httplib::Request& req, httplib::Response& res) { generate(Endpoint::Chat, req, res); });
   s.Post("/v1/completions",
-         [generate](const httplib::Request& req, httplib::Response& res) { generate(Endpoint::Completion, req, res); });
+         [this](const httplib::Request& req, httplib::Response& res) { generate(Endpoint::Completion, req, res); });
+}
+
+// Access-Control-Allow-Origin on every answer to an allowed Origin (post-routing); a
+// preflight (OPTIONS) also gets the methods and headers it may use.
+void HttpServer::cors_headers(const httplib::Request& req, httplib::Response& res, bool preflight) const {
+  const std::string origin = req.get_header_value("Origin");
+  if (opts_.cors_origin.empty() || origin.empty() || (opts_.cors_origin != "*" && origin != opts_.cors_origin)) return;
+  if (preflight) {
+    const Route* route = find_route(req.path);
+    res.set_header("Access-Control-Allow-Methods", route ? route->allow : "GET, POST, OPTIONS");
+    // The headers the browser asks for (the openai clients send several X-Stainless-* ones).
+    const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+    res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+    res.set_header("Access-Control-Max-Age", "600");
+    return;
+  }
+  res.set_header("Access-Control-Allow-Origin", opts_.cors_origin == "*" ? "*" : origin);
+  if (opts_.cors_origin != "*") res.set_header("Vary", "Origin");
 }
 
 }  // namespace brisk::server

@@ -17,9 +17,12 @@
 #include "model/model.hpp"
 #include "server/gate.hpp"
 #include "server/metrics.hpp"
+#include "server/openai_schema.hpp"
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace brisk::server {
@@ -34,6 +37,10 @@ struct ServerOptions {
   int request_seconds = 10;       // a request (head and body) must arrive within this
   size_t max_connections = 8192;  // open client connections; beyond, new ones get a 503
   int retry_after_seconds = 1;    // told to clients turned away when the queue is full
+  // CORS (off when empty): the origin allowed to call the API from a browser, or "*".
+  // Preflights (OPTIONS) are answered 204 with Access-Control-Allow-*; every response to a
+  // request from that Origin carries Access-Control-Allow-Origin.
+  std::string cors_origin;
 };
 
 class HttpServer {
@@ -48,16 +55,25 @@ class HttpServer {
   bool bind(std::string* error);
   // Serves until stop(); call after bind().
   void listen();
+  // The first step of a shutdown, before the scheduler's: new generation requests get a 503
+  // and chat templates still rendering give up. stop() does it too.
+  void begin_stop() { stopping_.store(true); }
   void stop();
   int port() const { return bound_port_; }
 
  private:
   void routes();
+  void generate(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);  // http_generate.cpp
+  void cors_headers(const httplib::Request& req, httplib::Response& res, bool preflight) const;
+  // Whether the client of this forwarded request is still connected (the gate knows).
+  bool client_connected(const httplib::Request& req) const;
 
   ServerOptions opts_;
   std::unique_ptr<httplib::Server> http_;
   std::atomic<Model*> model_{nullptr};
   std::atomic<Scheduler*> scheduler_{nullptr};
+  size_t bytes_per_token_ = 0;            // set by attach() before model_: see bytes_per_token_bound
+  std::atomic<bool> stopping_{false};     // shutdown: chat template renders in progress stop
   Metrics metrics_;
   std::unique_ptr<Gate> gate_;  // the public port (see gate.hpp)
   std::thread gate_thread_;
