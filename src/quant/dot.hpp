@@ -23,9 +23,32 @@ float dot_row_scalar(DType type, const void* w_row, const float* x, int64_t n);
 // dot_row_q8 in the order documented in dot_q8.cpp.
 float dot_row_q8_scalar(DType type, const void* w_row, const QuantizedActivations& x);
 
-#if defined(__AVX2__) && defined(__FMA__)
+// The kernels of each level, defined only in the files compiled for it (CMakeLists.txt);
+// call them only when active_cpu_isa() is at least their level (cpu_isa.hpp).
 float dot_row_avx2(DType type, const void* w_row, const float* x, int64_t n);
 float dot_row_q8_avx2(DType type, const void* w_row, const QuantizedActivations& x);
-#endif
+
+// One token's quantized activations as plain pointers, for matmul_q8's kernels (no
+// std::vector member functions in the files compiled for wider vectors).
+struct Q8Row {
+  const int8_t* q;      // cols levels
+  const float* d;       // cols / 32 scales
+  const int32_t* sum;   // cols / 32 sums of the levels
+};
+
+// y[t * ldy + r] = dot of weight row r and token t, in dot_q8.cpp's order; false for a
+// type without an int8 path. One per level (matmul_q8_<isa>.cpp).
+namespace avx2 {
+bool matmul_q8(DType type, const uint8_t* w, uint64_t row_bytes, int64_t rows, const Q8Row* x, int64_t n,
+               int64_t cols, float* y, int64_t ldy);
+}
+namespace avxvnni {
+bool matmul_q8(DType type, const uint8_t* w, uint64_t row_bytes, int64_t rows, const Q8Row* x, int64_t n,
+               int64_t cols, float* y, int64_t ldy);
+}
+namespace avx512 {
+bool matmul_q8(DType type, const uint8_t* w, uint64_t row_bytes, int64_t rows, const Q8Row* x, int64_t n,
+               int64_t cols, float* y, int64_t ldy);
+}
 
 }  // namespace brisk::quant

@@ -1,11 +1,11 @@
 // dot_row_q8: weights against int8-quantized activations (llama.cpp's approach). This file
 // has the activation quantizer, the dispatch, and the scalar definition of the order that
-// the AVX2 kernels reproduce bit for bit:
+// the AVX2 kernel and matmul_q8's tiled kernels (q8_tile.hpp, every level) reproduce bit for bit:
 //
 // The row is cut into 32-element chunks c, aligned with the activation blocks. Each chunk
 // decodes to signed int levels q[32], an integer scale per 4-element lane (1 for Q8_0 /
 // Q4_0 / Q5_0, the 6-bit sub-block scale for Q4_K / Q5_K, the int8 scale of each 16 for
-// Q6_K), a float scale fs (the block's f16 d) and, for Q4_K / Q5_K, dmin and the 6-bit min m.
+// Q6_K), a float scale fs (the block's f16 d; 1 for I8) and, for Q4_K / Q5_K, dmin and the 6-bit min m.
 // lane[l] = isc[l] * sum_{k<4} q[4l+k] * xq[4l+k] (exact int); acc[c % 2][l] =
 // fma(fs * xd[c], float(lane[l]), acc[c % 2][l]); mins: macc[c % 8] = fma(dmin * xd[c],
 // float(m * xsum[c]), macc[c % 8]). With hsum(v) = (t0 + t2) + (t1 + t3), t[l] = v[l] +
@@ -18,6 +18,7 @@
 #include "base/error.hpp"
 #include "base/half.hpp"
 #include "quant/blocks.hpp"
+#include "quant/cpu_isa.hpp"
 #include "quant/dot.hpp"
 #include "quant/quantize.hpp"
 
@@ -89,6 +90,11 @@ Chunk decode_chunk(DType type, const uint8_t* w, int64_t c) {
         k.q[i] = (qs[i] >> (4 * (s & 1))) & 0xF;
         if (five) k.q[i] |= ((b[16 + i] >> s) & 1) << 4;
       }
+      break;
+    }
+    case DType::I8: {  // plain levels; the row's float scale is applied outside
+      k.fs = 1.0f;
+      for (int i = 0; i < 32; ++i) k.q[i] = int8_t(w[32 * c + i]);
       break;
     }
     case DType::Q6_K: {
@@ -165,7 +171,7 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations* out) 
 bool dot_row_q8_supported(DType type) {
   switch (type) {
     case DType::Q8_0: case DType::Q4_0: case DType::Q5_0:
-    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: return true;
+    case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::I8: return true;
     default: return false;
   }
 }
@@ -176,11 +182,10 @@ float dot_row_q8(DType type, const void* w_row, const QuantizedActivations& x) {
   if (x.n % dtype_traits(type).block_elems != 0)
     throw Error(ErrorCode::kInvalidArgument, "dot_row_q8: row length " + std::to_string(x.n) +
                                                  " is not a whole number of " + dtype_name(type) + " blocks");
-#if defined(__AVX2__) && defined(__FMA__)
-  return quant::dot_row_q8_avx2(type, w_row, x);
-#else
-  return quant::dot_row_q8_scalar(type, w_row, x);
+#if BRISK_X86_KERNELS
+  if (quant::active_cpu_isa() >= quant::CpuIsa::kAvx2) return quant::dot_row_q8_avx2(type, w_row, x);
 #endif
+  return quant::dot_row_q8_scalar(type, w_row, x);
 }
 
 }  // namespace brisk

@@ -1,5 +1,5 @@
 // Entry points of src/quant: route each DType to its codec, and dot_row to the widest
-// kernel this build has. The plain float formats (F32, F16, BF16) are handled here.
+// kernel this CPU has (quant/cpu_isa.hpp). The plain float formats (F32, F16, BF16) are handled here.
 #include "quant/quantize.hpp"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "base/half.hpp"
 #include "quant/blocks.hpp"
+#include "quant/cpu_isa.hpp"
 #include "quant/dot.hpp"
 
 namespace brisk {
@@ -104,11 +105,10 @@ float dot_row(DType type, const void* w_row, const float* x, int64_t n) {
     type = DType::F32;
     w_row = row.data();
   }
-#if defined(__AVX2__) && defined(__FMA__)
-  return quant::dot_row_avx2(type, w_row, x, n);
-#else
-  return quant::dot_row_scalar(type, w_row, x, n);
+#if BRISK_X86_KERNELS
+  if (quant::active_cpu_isa() >= quant::CpuIsa::kAvx2) return quant::dot_row_avx2(type, w_row, x, n);
 #endif
+  return quant::dot_row_scalar(type, w_row, x, n);
 }
 
 }  // namespace brisk

@@ -37,10 +37,18 @@ struct QuantizedActivations {
 // As quantize_row Q8_0 (amax / 127 scale, round half away), with the scale kept in float32.
 void quantize_activations(const float* x, int64_t n, QuantizedActivations* out);
 
-// True for Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K; dot_row_q8 throws for other types.
+// True for Q8_0, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K, I8 (whose row scale the caller applies);
+// dot_row_q8 and matmul_q8 throw for other types.
 bool dot_row_q8_supported(DType type);
 
 // sum_i w[i] * x[i] with x given quantized; x.n is the row length.
 float dot_row_q8(DType type, const void* w_row, const QuantizedActivations& x);
+
+// y[t * ldy + r] = dot_row_q8(type, row r, x[t]) for r < rows, t < n, with rows row_bytes
+// apart from w: the same bits as one dot at a time, on every kernel level, but tiled (the
+// weights are decoded once per few tokens and the activations loaded once per few rows).
+// Every x[t] has the row length x[0].n.
+void matmul_q8(DType type, const void* w, uint64_t row_bytes, int64_t rows, const QuantizedActivations* x,
+               int64_t n, float* y, int64_t ldy);
 
 }  // namespace brisk

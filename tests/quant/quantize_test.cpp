@@ -203,17 +203,21 @@ TEST(QuantDot, MatchesDoubleReference) {
   }
 }
 
+// On every kernel level this machine can be forced to: the exact mode's bits never depend on the CPU.
 TEST(QuantDot, FollowsTheDocumentedOrderBitForBit) {
-  for (DType type : kAll) {
-    for (int64_t n : dot_lengths(type)) {
-      const auto q = quantized(type, gaussian(size_t(n), 3000 + uint32_t(n)));
-      const auto x = gaussian(size_t(n), 4000 + uint32_t(n));
-      const float want = dot_in_documented_order(type, q.data(), x.data(), n);
-      EXPECT_TRUE(same_float(dot_row(type, q.data(), x.data(), n), want)) << dtype_name(type) << " n=" << n;
-      EXPECT_TRUE(same_float(quant::dot_row_scalar(type, q.data(), x.data(), n), want))
-          << dtype_name(type) << " n=" << n;
+  for_each_cpu_isa([](quant::CpuIsa isa) {
+    for (DType type : kAll) {
+      for (int64_t n : dot_lengths(type)) {
+        const auto q = quantized(type, gaussian(size_t(n), 3000 + uint32_t(n)));
+        const auto x = gaussian(size_t(n), 4000 + uint32_t(n));
+        const float want = dot_in_documented_order(type, q.data(), x.data(), n);
+        EXPECT_TRUE(same_float(dot_row(type, q.data(), x.data(), n), want))
+            << quant::cpu_isa_name(isa) << " " << dtype_name(type) << " n=" << n;
+        EXPECT_TRUE(same_float(quant::dot_row_scalar(type, q.data(), x.data(), n), want))
+            << dtype_name(type) << " n=" << n;
+      }
     }
-  }
+  });
 }
 
 // gguf's own bytes (random K-quant blocks with every scale/min/high-bit pattern) too.

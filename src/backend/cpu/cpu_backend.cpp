@@ -1,4 +1,5 @@
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/cpu_epilogue.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -8,12 +9,17 @@
 
 #include "base/error.hpp"
 #include "backend/row_sampling.hpp"
+#include "quant/cpu_isa.hpp"
 #include "quant/quantize.hpp"
 
 namespace brisk {
 
 CpuBackend::CpuBackend(int n_threads, bool int8_activations)
     : pool_(n_threads), int8_activations_(int8_activations) {}
+
+std::string CpuBackend::name() const {
+  return std::string(int8_activations_ ? "cpu (int8 activations, " : "cpu (") + quant::cpu_isa_name() + ")";
+}
 
 std::unique_ptr<Backend> make_cpu_backend(int n_threads, bool int8_activations) {
   return std::make_unique<CpuBackend>(n_threads, int8_activations);
@@ -77,21 +83,23 @@ void CpuBackend::rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, fl
   }, 16);
 }
 
-void CpuBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {
-  pool_.parallel_for(n, [&](int64_t b, int64_t e) {
-    if (act == Activation::SiLU) {
-      for (int64_t i = b; i < e; ++i) {
-        float g = gate[i];
-        out[i] = g / (1.f + std::exp(-g)) * up[i];
-      }
-    } else {  // GELU, tanh approximation (gelu_pytorch_tanh)
-      const float k = 0.7978845608028654f;  // sqrt(2/pi)
-      for (int64_t i = b; i < e; ++i) {
-        float g = gate[i];
-        out[i] = 0.5f * g * (1.f + std::tanh(k * (g + 0.044715f * g * g * g))) * up[i];
-      }
+void act_mul_span(const float* gate, const float* up, int64_t count, Activation act, float* out) {
+  if (act == Activation::SiLU) {
+    for (int64_t i = 0; i < count; ++i) {
+      float g = gate[i];
+      out[i] = g / (1.f + std::exp(-g)) * up[i];
     }
-  }, 4096);
+  } else {  // GELU, tanh approximation (gelu_pytorch_tanh)
+    const float k = 0.7978845608028654f;  // sqrt(2/pi)
+    for (int64_t i = 0; i < count; ++i) {
+      float g = gate[i];
+      out[i] = 0.5f * g * (1.f + std::tanh(k * (g + 0.044715f * g * g * g))) * up[i];
+    }
+  }
+}
+
+void CpuBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {
+  pool_.parallel_for(n, [&](int64_t b, int64_t e) { act_mul_span(gate + b, up + b, e - b, act, out + b); }, 4096);
 }
 
 void CpuBackend::add(float* x, const float* y, int64_t n) {

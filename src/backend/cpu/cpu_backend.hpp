@@ -4,9 +4,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "base/thread_pool.hpp"
+#include "quant/quantize.hpp"
 
 namespace brisk {
 
@@ -14,7 +16,8 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend(int n_threads, bool int8_activations);
 
-  std::string name() const override { return int8_activations_ ? "cpu (int8 activations)" : "cpu"; }
+  // "cpu (int8 activations, avx512-vnni)": the mode and the kernel level (quant/cpu_isa.hpp).
+  std::string name() const override;
   int threads() const { return pool_.size(); }
 
   DeviceWeight upload(const WeightView& w) override;
@@ -27,6 +30,10 @@ class CpuBackend final : public Backend {
   void rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, float eps, float* out) override;
   void matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
               bool accumulate) override;
+  void matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
+                    const DeviceWeight* const* biases, int count) override;
+  void matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up, Activation act,
+                    float* out, float* scratch) override;
   void rope(float* x, int64_t n, int n_heads, const int32_t* positions, const RopeConfig& cfg) override;
   void kv_write(KvCache& kv, int layer, const float* k, const float* v, int64_t n,
                 const int32_t* positions, const int32_t* seqs) override;
@@ -38,7 +45,13 @@ class CpuBackend final : public Backend {
   void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) override;
 
  private:
-  void matmul_int8(const float* x, int64_t n, const DeviceWeight& w, float* y, const float* bias, bool accumulate);
+  // The int8 path (cpu_matmul_int8.cpp): whether w takes it, its row groups (pool indices),
+  // the calling thread's quantized tokens, and row groups [g0, g1) of one product.
+  bool int8_path(const DeviceWeight& w) const;
+  static int64_t int8_groups(const DeviceWeight& w);
+  static const std::vector<QuantizedActivations>& quantize_tokens(const float* x, int64_t n, int64_t cols);
+  static void int8_rows(const QuantizedActivations* qx, int64_t n, const DeviceWeight& w, float* y,
+                        const float* bias, bool accumulate, int64_t g0, int64_t g1);
 
   ThreadPool pool_;
   bool int8_activations_;
