@@ -140,6 +140,8 @@ SNIPPETS = [
     ("{{ s | tojson }}|{{ x | tojson(separators=(',', ':')) }}|{{ x | tojson(indent=1, separators=(',', ': ')) }}|"
      "{{ x | tojson(sort_keys=true) }}|{{ x | tojson(ensure_ascii=true) }}|{{ x | tojson(indent=0) }}",
      {"s": "a\x7fb\x01\u00e9\u2028", "x": {"b": [1, "\u00e9\U0001F600"], "a": None}}),
+    # repr() escapes what str.isprintable() rejects.
+    ("{{ [s] }} {{ {'k': s} }} {{ (s,) }}", {"s": "a\xa0b\u200bc\u2028d\x85e\U000e0001f\u00e9\U0001F600\x7f\x1b'"}),
     # Unicode case mapping.
     ("{{ s | upper }}|{{ s | lower }}|{{ s.upper() }}|{{ s.lower() }}|{{ s | title }}|{{ s.title() }}|{{ s | capitalize }}",
      {"s": "straße ÉCOLE ǆ ΟΔΟΣ σοφία привет ĳ ﬁ ǰ"}),

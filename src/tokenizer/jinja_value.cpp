@@ -204,21 +204,42 @@ void check_size(const std::string& out, Budget* budget, const char* what) {
   if (budget && out.size() > budget->limits().max_string_bytes) budget->build_string(out.size(), what);
 }
 
+struct CodeRange {
+  uint32_t first, last;
+};
+constexpr CodeRange kUnprintable[] = {
+#include "tokenizer/jinja_printable_table.inc"
+};
+
+// str.isprintable() for a code point above U+007F.
+bool printable(uint32_t cp) {
+  const auto it = std::lower_bound(std::begin(kUnprintable), std::end(kUnprintable), cp,
+                                   [](const CodeRange& r, uint32_t c) { return r.last < c; });
+  return it == std::end(kUnprintable) || cp < it->first;
+}
+
+// Python's repr of a string: quotes, backslash escapes, and \xhh / \uhhhh / \Uhhhhhhhh for the
+// characters str.isprintable() rejects.
 void quote_repr(std::string& out, const std::string& s) {
   const bool dq = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
   const char q = dq ? '"' : '\'';
   out += q;
-  for (unsigned char c : s) {
+  for (size_t p = 0; p < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[p]);
+    uint32_t cp = c;
+    size_t n = c < 0x80 ? 1 : utf8::valid_len(s, p, &cp);
+    if (n == 0) n = 1, cp = 0x20;  // a stray byte (no Python string holds one) passes as is
     if (c == '\\') out += "\\\\";
     else if (c == q) out += std::string("\\") + char(q);
     else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", c);
+    else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && !printable(cp))) {
+      char b[16];
+      std::snprintf(b, sizeof b, cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x" : "\\U%08x", cp);
       out += b;
-    } else out += char(c);
+    } else out.append(s, p, n);
+    p += n;
   }
   out += q;
 }
