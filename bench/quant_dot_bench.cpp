@@ -1,13 +1,11 @@
 // Single-core timing of dot_row, the CPU matmul's inner loop: y[j] = dot_row(W_j, x) over a
 // 640 x 2048 weight matrix per dtype, reported as GB/s of weight bytes streamed. Not in
-// CMake; build it by hand against the quant library (see the command below).
+// CMake; build it by hand against the libraries of a normal build (no ISA flags: the
+// kernels pick their level at run time):
 //
-//   cmake --build build-quant --target brisk_quant -j1 &&
-//   g++ -O2 -std=c++20 -mavx2 -mfma -mf16c -Isrc bench/quant_dot_bench.cpp \
-//       build-quant/libbrisk_quant.a build-quant/libbrisk_base.a -o build-quant/quant_dot_bench
-//   ./build-quant/quant_dot_bench [rows] [cols] [seconds per type]
-#include <time.h>
-
+//   bb brisk_quant && g++ -O2 -std=c++20 -Isrc bench/quant_dot_bench.cpp \
+//       build/libbrisk_quant.a build/libbrisk_base.a -o build/quant_dot_bench
+//   ./build/quant_dot_bench [rows] [cols] [seconds per type]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -15,30 +13,9 @@
 #include <vector>
 
 #include "quant/quantize.hpp"
+#include "cpu_timing.hpp"
 
 using namespace brisk;
-
-static double cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-// Thread CPU time, best of several rounds of 20: the build machine is shared, and time
-// spent descheduled is not the kernel's.
-template <typename F>
-static double time_best(F&& f, double seconds) {
-  f();  // warm caches
-  double per = 1e30, total = 0;
-  while (total < seconds) {
-    const double t0 = cpu_seconds();
-    for (int k = 0; k < 20; ++k) f();
-    const double el = cpu_seconds() - t0;
-    total += el;
-    per = std::min(per, el / 20);
-  }
-  return per;
-}
 
 int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 640;
