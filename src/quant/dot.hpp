@@ -27,6 +27,7 @@ float dot_row_q8_scalar(DType type, const void* w_row, const QuantizedActivation
 // call them only when active_cpu_isa() is at least their level (cpu_isa.hpp).
 float dot_row_avx2(DType type, const void* w_row, const float* x, int64_t n);
 float dot_row_q8_avx2(DType type, const void* w_row, const QuantizedActivations& x);
+void axpy_avx2(float a, const float* x, float* y, int64_t n);
 
 // One token's quantized activations as plain pointers, for matmul_q8's kernels (no
 // std::vector member functions in the files compiled for wider vectors).

@@ -20,6 +20,10 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 // accumulation is float32; SIMD (AVX2/FMA) when built with it.
 float dot_row(DType type, const void* w_row, const float* x, int64_t n);
 
+// y[i] = fma(a, x[i], y[i]) for i < n (attention's weighted sum of values): the same bits
+// on every kernel level.
+void axpy(float a, const float* x, float* y, int64_t n);
+
 // I8: dst = round(src / scale) with scale = max|src| / 127; returns the scale.
 float quantize_row_i8(const float* src, int8_t* dst, int64_t n);
 

@@ -220,6 +220,21 @@ TEST(QuantDot, FollowsTheDocumentedOrderBitForBit) {
   });
 }
 
+// axpy fuses each element on every level (the portable loop's bits), tails included.
+TEST(QuantAxpy, IsTheSameBitsOnEveryLevel) {
+  for (int64_t n : {1, 7, 16, 17, 255, 256, 300}) {
+    const auto x = gaussian(size_t(n), 50), y0 = gaussian(size_t(n), 51);
+    std::vector<float> want = y0;
+    for (int64_t i = 0; i < n; ++i) want[size_t(i)] = std::fma(0.37f, x[size_t(i)], want[size_t(i)]);
+    for_each_cpu_isa([&](quant::CpuIsa isa) {
+      std::vector<float> y = y0;
+      axpy(0.37f, x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_TRUE(same_float(y[size_t(i)], want[size_t(i)])) << quant::cpu_isa_name(isa) << " n=" << n << " i=" << i;
+    });
+  }
+}
+
 // gguf's own bytes (random K-quant blocks with every scale/min/high-bit pattern) too.
 TEST(QuantDot, FixtureRowsFollowTheDocumentedOrder) {
   for (DType type : kFixtureTypes) {

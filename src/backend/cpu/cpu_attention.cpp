@@ -70,7 +70,7 @@ void CpuBackend::attention(const float* q, const KvCache& kv, int layer, int64_t
       for (int64_t j = lo; j <= p; ++j) {
         const float pj = scores[size_t(j - lo)] / sum;
         const float* vv = vc + pages.row(seq, kvh, j);
-        for (int d = 0; d < hd; ++d) o[d] += pj * vv[d];
+        axpy(pj, vv, o, hd);
       }
     }
   });
