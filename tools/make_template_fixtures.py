@@ -168,6 +168,9 @@ SNIPPETS = [
      {"m": {"role": "user", "content": "hi"}}),
     ("{{ '{} {0}'.format(1) }}", {}),
     ("{{ '{:d}'.format('x') }}", {}),
+    ("{{ '{:>5}'.format(none) }}", {}),
+    ("{{ '{0:{1}}|{2:>{w}.{p}f}'.format(1, 5, 2.5, w=8, p=2) }}|{{ '{:{}}|{:*^{}}'.format(1, 4, 'ab', 6) }}", {}),
+    ("{{ '%x' % 3.0 }}", {}),
     # split / rsplit / splitlines.
     ("{{ s.split(none, 1) }}|{{ s.rsplit(none, 1) }}|{{ s.rsplit(',', 1) }}|{{ s.rsplit() }}|{{ s.split(',') }}|"
      "{{ t.splitlines() }}|{{ t.splitlines(true) }}|{{ u.split() }}|{{ u.strip() }}|{{ ''.split() }}|{{ 'a,b,,c'.rsplit(',', 2) }}",

@@ -202,7 +202,8 @@ std::string percent_conversion(char c, const Value& v, Spec s, Budget& budget) {
   }
   if (c == 'd' || c == 'i' || c == 'u' || c == 'x' || c == 'X' || c == 'o' || c == 'c') {
     if (c == 'c' && v.is_string()) return pad("", v.str(), s, '>', budget);
-    if (!v.is_number()) bad(budget, std::string("%") + c + " format: a number is required, not " + kind_name(v.kind));
+    const bool whole = c == 'd' || c == 'i' || c == 'u' ? v.is_number() : v.kind == Value::Kind::Int || v.kind == Value::Kind::Bool;
+    if (!whole) bad(budget, std::string("%") + c + " format: an integer is required, not " + kind_name(v.kind));
     s.type = c == 'i' || c == 'u' ? 'd' : c;
     return format_int(v.kind == Value::Kind::Float ? float_to_int(v.f, "%d", &budget) : int_value(v), s, budget);
   }
@@ -306,11 +307,14 @@ Value field_value(const std::string& field, const std::vector<Value>& args, cons
 
 }  // namespace
 
-std::string str_format(const std::string& fmt, const std::vector<Value>& args, const Kwargs& kwargs, Budget& budget) {
+namespace {
+
+// str.format over `fmt`; auto_index and numbering carry the automatic field numbering into
+// the fields nested in a spec ('{:{}}' takes two arguments in turn).
+std::string format_fields(const std::string& fmt, const std::vector<Value>& args, const Kwargs& kwargs,
+                          size_t& auto_index, int& numbering, Budget& budget) {
   budget.work(fmt.size(), "format");
   std::string out;
-  size_t auto_index = 0;
-  int numbering = 0;
   for (size_t i = 0; i < fmt.size(); ++i) {
     const char c = fmt[i];
     if ((c == '{' || c == '}') && i + 1 < fmt.size() && fmt[i + 1] == c) {
@@ -322,10 +326,14 @@ std::string str_format(const std::string& fmt, const std::vector<Value>& args, c
       out += c;
       continue;
     }
-    const size_t close = fmt.find('}', i);
-    if (close == std::string::npos) bad(budget, "single '{' encountered in format string");
+    size_t close = i + 1;  // the matching '}': a spec may hold fields of its own, one level deep
+    for (int depth = 1; close < fmt.size(); ++close) {
+      depth += fmt[close] == '{' ? 1 : fmt[close] == '}' ? -1 : 0;
+      if (depth == 0) break;
+      if (depth > 2) bad(budget, "format(): fields nest too deeply");
+    }
+    if (close >= fmt.size()) bad(budget, "single '{' encountered in format string");
     const std::string field = fmt.substr(i + 1, close - i - 1);
-    if (field.find('{') != std::string::npos) bad(budget, "format(): nested fields are not supported");
     const size_t colon = field.find(':'), bang = field.find('!');
     const std::string name = field.substr(0, std::min(colon, bang));
     Value v = field_value(name, args, kwargs, auto_index, numbering, budget);
@@ -335,14 +343,25 @@ std::string str_format(const std::string& fmt, const std::vector<Value>& args, c
       else if (conv == "s") v = Value::string(to_str(v, &budget));
       else bad(budget, "format(): unknown conversion '!" + conv + "'");
     }
-    const std::string piece =
-        format_value(v, parse_format_spec(colon == std::string::npos ? "" : field.substr(colon + 1), budget), budget);
+    std::string spec = colon == std::string::npos ? "" : field.substr(colon + 1);
+    if (spec.find('{') != std::string::npos) spec = format_fields(spec, args, kwargs, auto_index, numbering, budget);
+    if (!spec.empty() && !v.is_string() && !v.is_number())  // object.__format__ takes no spec
+      bad(budget, std::string("unsupported format string passed to a ") + kind_name(v.kind));
+    const std::string piece = format_value(v, parse_format_spec(spec, budget), budget);
     budget.check_string(out.size() + piece.size(), "format");
     out += piece;
     i = close;
   }
   budget.build_string(out.size(), "format");
   return out;
+}
+
+}  // namespace
+
+std::string str_format(const std::string& fmt, const std::vector<Value>& args, const Kwargs& kwargs, Budget& budget) {
+  size_t auto_index = 0;
+  int numbering = 0;
+  return format_fields(fmt, args, kwargs, auto_index, numbering, budget);
 }
 
 }  // namespace brisk::jinja
