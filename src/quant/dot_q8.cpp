@@ -151,6 +151,10 @@ void quantize_activations(const float* x, int64_t n, QuantizedActivations* out) 
   out->q.resize(size_t(n));
   out->d.resize(size_t(n / 32));
   out->sum.resize(size_t(n / 32));
+#if BRISK_X86_KERNELS
+  if (quant::active_cpu_isa() >= quant::CpuIsa::kAvx2)
+    return quant::quantize_activations_avx2(x, n, out->q.data(), out->d.data(), out->sum.data());
+#endif
   for (int64_t b = 0; b < n / 32; ++b) {
     const float* xb = x + 32 * b;
     float amax = 0.0f;

@@ -26,21 +26,44 @@ std::vector<int64_t> lengths(DType t) {
 }
 
 TEST(DotQ8, ActivationsAreQ8_0Levels) {
-  const auto x = gaussian(1024, 1);
-  QuantizedActivations xq;
-  quantize_activations(x.data(), 1024, &xq);
-  const auto ref = quantized(DType::Q8_0, x);
-  for (int b = 0; b < 32; ++b) {
-    uint16_t d;
-    std::memcpy(&d, ref.data() + 34 * b, 2);
-    EXPECT_EQ(f32_to_f16(xq.d[b]), d);
-    int sum = 0;
-    for (int j = 0; j < 32; ++j) {
-      ASSERT_EQ(xq.q[32 * b + j], int8_t(ref[34 * b + 2 + j]));
-      sum += xq.q[32 * b + j];
+  for_each_cpu_isa([](quant::CpuIsa isa) {
+    const auto x = gaussian(1024, 1);
+    QuantizedActivations xq;
+    quantize_activations(x.data(), 1024, &xq);
+    const auto ref = quantized(DType::Q8_0, x);
+    for (int b = 0; b < 32; ++b) {
+      uint16_t d;
+      std::memcpy(&d, ref.data() + 34 * b, 2);
+      EXPECT_EQ(f32_to_f16(xq.d[b]), d) << quant::cpu_isa_name(isa);
+      int sum = 0;
+      for (int j = 0; j < 32; ++j) {
+        ASSERT_EQ(xq.q[32 * b + j], int8_t(ref[34 * b + 2 + j])) << quant::cpu_isa_name(isa);
+        sum += xq.q[32 * b + j];
+      }
+      EXPECT_EQ(xq.sum[b], sum) << quant::cpu_isa_name(isa);
     }
-    EXPECT_EQ(xq.sum[b], sum);
-  }
+  });
+}
+
+// Every level quantizes to the portable loop's bits, ties (x * id exactly k + 1/2, which
+// round away from zero), zero blocks and wide ranges included.
+TEST(DotQ8, ActivationQuantizerIsTheSameOnEveryLevel) {
+  std::vector<float> x = gaussian(32 * 200, 2, 3.0f);
+  for (int j = 0; j < 32; ++j) x[size_t(j)] = j == 0 ? 127.0f : float(j % 2 ? 1 : -1) * (float(j) + 0.5f);
+  for (int j = 32; j < 64; ++j) x[size_t(j)] = 0.0f;
+  for (int j = 64; j < 96; ++j) x[size_t(j)] *= 1e-30f;
+  QuantizedActivations want;
+  quant::force_cpu_isa(quant::CpuIsa::kScalar);
+  quantize_activations(x.data(), int64_t(x.size()), &want);
+  EXPECT_EQ(want.q[1], 2);   // 1.5 rounds to 2
+  EXPECT_EQ(want.q[2], -3);  // -2.5 rounds to -3
+  for_each_cpu_isa([&](quant::CpuIsa isa) {
+    QuantizedActivations got;
+    quantize_activations(x.data(), int64_t(x.size()), &got);
+    EXPECT_EQ(got.q, want.q) << quant::cpu_isa_name(isa);
+    EXPECT_EQ(std::memcmp(got.d.data(), want.d.data(), want.d.size() * 4), 0) << quant::cpu_isa_name(isa);
+    EXPECT_EQ(got.sum, want.sum) << quant::cpu_isa_name(isa);
+  });
 }
 
 TEST(DotQ8, KernelsMatchTheScalarDefinitionBitForBit) {
