@@ -236,11 +236,11 @@ class Backend {
 // with Llama 3 scaling applied. Shared so every backend rotates by the same angles.
 void rope_inverse_frequencies(const RopeConfig& cfg, float* inv_freq);
 
-// int8_activations: matmuls of up to 64 tokens (decode steps, short prompts) against quantized
-// weights quantize the activations to int8 blocks and use integer dot products (as llama.cpp
-// does): about twice as fast, at a small cost in accuracy. A token's result still does not
-// depend on the other tokens of its batch up to that size. Off, the backend is the exact
-// float32 oracle.
+// int8_activations: every matmul against quantized weights (decode steps and prefill alike)
+// quantizes the activations to int8 blocks and uses integer dot products in tiles of rows x
+// tokens (as llama.cpp does): about twice as fast, at a small cost in accuracy. A token's
+// result still does not depend on the other tokens of its batch. Off, the backend is the
+// exact float32 oracle.
 std::unique_ptr<Backend> make_cpu_backend(int n_threads, bool int8_activations = false);
 
 }  // namespace brisk
