@@ -114,6 +114,8 @@ def template_seeds():
         "format_widths": "{{ '%999999999d' % 1 }}{{ '{:>999999999}'.format(1) }}{{ 'x' | center(999999999) }}"
                          "{{ '%.999999f' % 1.5 }}{{ 'a' | indent(99999999) }}",
         "deep_nesting": "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}" + "{{ " + "[" * 90 + "1" + "]" * 90 + " }}",
+        "namespace_cycle": "{% set ns = namespace(v=[1]) %}{% set ns.v = [ns] %}{{ ns.v | length }}{{ ns.v | tojson }}"
+                           "{{ ns.v }}{% set b = namespace(v=1) %}{% set b.v = [b] %}{{ ns == b }}",
         "call_caller": "{% macro m() %}{{ caller() }}{{ caller() }}{% endmacro %}"
                        "{% call m() %}{% call m() %}{% call m() %}x{% endcall %}{% endcall %}{% endcall %}",
     }

@@ -83,13 +83,14 @@ Value range(std::vector<Value>& a, Budget& budget) {
 
 }  // namespace
 
-Object global_functions(Budget& budget) {
+Object global_functions(Budget& budget, std::vector<std::shared_ptr<Object>>* namespaces) {
   Budget* b = &budget;
   Object g;
   g.emplace_back("range", Value::callable([b](std::vector<Value>& a, Kwargs&) { return range(a, *b); }));
-  g.emplace_back("namespace", Value::callable([b](std::vector<Value>& a, Kwargs& k) {
+  g.emplace_back("namespace", Value::callable([b, namespaces](std::vector<Value>& a, Kwargs& k) {
     Value ns = Value::object();
     ns.is_namespace = true;
+    namespaces->push_back(ns.obj);
     for (const auto& x : a)
       if (x.kind == Value::Kind::Object) {
         b->items(x.obj->size(), "namespace");

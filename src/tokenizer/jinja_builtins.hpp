@@ -12,7 +12,10 @@
 
 namespace brisk::jinja {
 
-Object global_functions(Budget& budget);
+// The global functions of a render. Every namespace() it makes is added to `namespaces`: a
+// namespace is the one mutable value, so only it can come to hold itself, and the renderer
+// empties them all at the end to free such cycles.
+Object global_functions(Budget& budget, std::vector<std::shared_ptr<Object>>* namespaces);
 Value get_attribute(const Value& obj, const std::string& name, Budget& budget);
 Value get_item(const Value& obj, const Value& key, Budget& budget);
 Value slice(const Value& obj, const Value& start, const Value& stop, const Value& step, Budget& budget);

@@ -21,10 +21,15 @@ enum class Flow { Normal, Break, Continue };
 class Renderer {
  public:
   Renderer(const Object& vars, const RenderLimits& limits) : lim_(limits), budget_(limits) {
-    scopes_.push_back(global_functions(budget_));
+    scopes_.push_back(global_functions(budget_, &namespaces_));
     scopes_.push_back(vars);
     scopes_.emplace_back();  // the template's own top-level names
   }
+  ~Renderer() {
+    for (const auto& ns : namespaces_) ns->clear();  // frees namespaces that hold themselves
+  }
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
 
   std::string run(const Body& body) {
     exec(body);
@@ -324,6 +329,7 @@ class Renderer {
 
   const RenderLimits& lim_;
   Budget budget_;
+  std::vector<std::shared_ptr<Object>> namespaces_;
   std::vector<Object> scopes_;
   std::string out_;
   int depth_ = 0;

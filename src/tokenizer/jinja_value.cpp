@@ -204,6 +204,17 @@ void check_size(const std::string& out, Budget* budget, const char* what) {
   if (budget && out.size() > budget->limits().max_string_bytes) budget->build_string(out.size(), what);
 }
 
+// Values nest only as deep as a template builds them, but a list or namespace can hold itself
+// ({% set ns.v = [ns] %}): every walk over a value's members stops at this depth (Python's
+// json raises "Circular reference detected" there; its repr recurses until its own limit).
+constexpr int kMaxValueNesting = 256;
+
+void check_nesting(int depth, const char* what) {
+  if (depth > kMaxValueNesting)
+    throw Error(ErrorCode::kLimit, std::string("chat template: ") + what + " of a value nested more than " +
+                                       std::to_string(kMaxValueNesting) + " levels deep (or holding itself)");
+}
+
 struct CodeRange {
   uint32_t first, last;
 };
@@ -244,15 +255,16 @@ void quote_repr(std::string& out, const std::string& s) {
   out += q;
 }
 
-void repr_into(std::string& out, const Value& v, Budget* budget) {
+void repr_into(std::string& out, const Value& v, Budget* budget, int depth = 0) {
   check_size(out, budget, "repr");
+  check_nesting(depth, "repr");
   switch (v.kind) {
     case Value::Kind::String: quote_repr(out, v.str()); return;
     case Value::Kind::Array:
       out += v.is_tuple ? '(' : '[';
       for (size_t k = 0; k < v.arr->size(); ++k) {
         if (k) out += ", ";
-        repr_into(out, (*v.arr)[k], budget);
+        repr_into(out, (*v.arr)[k], budget, depth + 1);
       }
       if (v.is_tuple && v.arr->size() == 1) out += ',';
       out += v.is_tuple ? ')' : ']';
@@ -265,7 +277,7 @@ void repr_into(std::string& out, const Value& v, Budget* budget) {
         first = false;
         quote_repr(out, k);
         out += ": ";
-        repr_into(out, x, budget);
+        repr_into(out, x, budget, depth + 1);
       }
       out += '}';
       return;
@@ -347,6 +359,7 @@ struct JsonWriter {
 
   void write(const Value& v, int depth) {
     check_size(out, budget, "tojson");
+    check_nesting(depth, "tojson");
     switch (v.kind) {
       case Value::Kind::Undefined:
       case Value::Kind::None: out += "null"; return;
@@ -377,8 +390,9 @@ struct JsonWriter {
   }
 };
 
-bool equal_inner(const Value& a, const Value& b, Budget* budget) {
+bool equal_inner(const Value& a, const Value& b, Budget* budget, int depth = 0) {
   if (budget) budget->work(1, "==");
+  check_nesting(depth, "comparison");
   if (a.is_number() && b.is_number()) {
     if (a.kind != Value::Kind::Float && b.kind != Value::Kind::Float) return int_value(a) == int_value(b);
     return a.as_double() == b.as_double();
@@ -394,7 +408,7 @@ bool equal_inner(const Value& a, const Value& b, Budget* budget) {
       if (a.arr == b.arr) return true;  // Python compares a list's items by identity first too
       if (a.arr->size() != b.arr->size() || a.is_tuple != b.is_tuple) return false;  // (1, 2) != [1, 2]
       for (size_t k = 0; k < a.arr->size(); ++k)
-        if (!equal_inner((*a.arr)[k], (*b.arr)[k], budget)) return false;
+        if (!equal_inner((*a.arr)[k], (*b.arr)[k], budget, depth + 1)) return false;
       return true;
     }
     case Value::Kind::Object: {
@@ -402,7 +416,7 @@ bool equal_inner(const Value& a, const Value& b, Budget* budget) {
       if (a.obj->size() != b.obj->size()) return false;
       for (const auto& [k, x] : *a.obj) {
         const Value* y = b.find(k);
-        if (!y || !equal_inner(x, *y, budget)) return false;
+        if (!y || !equal_inner(x, *y, budget, depth + 1)) return false;
       }
       return true;
     }

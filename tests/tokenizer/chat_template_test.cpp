@@ -169,6 +169,22 @@ TEST(ChatTemplate, IntegerOverflowIsAnErrorNamingTheOperation) {
 // Values cannot outgrow RenderLimits: doubling a string or list, building a string that
 // holds itself, widths and repetitions, each stops with Error(kLimit) at the cap instead of
 // taking gigabytes.
+// Found by fuzzing: a namespace that holds itself. Printing, tojson and comparing it stop at a
+// nesting cap with kLimit instead of overflowing the stack, and the cycle is freed after the
+// render (the ASan pass would report the leak).
+TEST(ChatTemplate, ANamespaceHoldingItselfIsAnErrorNotAStackOverflow) {
+  const std::string cycle = "{% set ns = namespace(v=[1]) %}{% set ns.v = [ns] %}";
+  const std::string other = "{% set b = namespace(v=1) %}{% set b.v = [b] %}";
+  for (const std::string& use : std::vector<std::string>{"{{ ns.v | tojson }}", "{{ ns.v }}", "{{ ns.v | string }}",
+                                                         other + "{{ ns == b }}"}) {
+    const std::string src = cycle + use;
+    const std::string m = message_of(src, {});
+    EXPECT_EQ(code_of(src, {}), ErrorCode::kLimit) << src << ": " << m;
+    EXPECT_NE(m.find("levels deep"), std::string::npos) << src << ": " << m;
+  }
+  EXPECT_EQ(jinja::render(*jinja::parse_template(cycle + "{{ ns.v | length }}"), {}), "1");
+}
+
 TEST(ChatTemplate, DoublingAndBombsStopAtTheValueCaps) {
   jinja::RenderLimits small;  // the same caps, smaller, so that the test runs fast
   small.max_string_bytes = 1 << 20;
