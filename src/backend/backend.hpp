@@ -106,6 +106,19 @@ struct RowSampling {
   uint64_t step = 0;        // the row's token index; advances the generator
 };
 
+// A logits processor's change to one entry of one row of logits, made before sampling:
+//   l = l > 0 ? l / penalty : l * penalty;   then   l -= subtract
+// (llama.cpp's repetition penalty, then OpenAI's presence/frequency penalties and logit_bias
+// folded into one subtraction; penalty 1 leaves l as it is, subtract +inf bans the token).
+// The host merges every processor's changes into at most one edit per (row, id), so the
+// result does not depend on the order in which a backend applies them.
+struct LogitEdit {
+  int32_t row = 0;
+  int32_t id = 0;
+  float penalty = 1.f;
+  float subtract = 0.f;
+};
+
 // The integer inputs of a forward step, in backend memory (a host copy is made by the
 // Transformer after checking them): token ids, positions, and each token's KV sequence slot.
 struct StepInputs {
@@ -207,8 +220,12 @@ class Backend {
   virtual void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) = 0;
   // x += y over n values.
   virtual void add(float* x, const float* y, int64_t n) = 0;
-  // ids[r] = a token drawn from logits row r (rows x vocab) under params[r] (see RowSampling).
-  virtual void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
+  // Applies n edits (backend memory) to rows of `stride` logits each (see LogitEdit).
+  virtual void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) = 0;
+  // ids[r] = a token drawn from the first `vocab` entries of logits row r (rows of `stride`
+  // floats; vocab <= stride: a checkpoint's embedding may be padded beyond its tokenizer's
+  // ids, which are never drawn) under params[r] (see RowSampling).
+  virtual void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
                       int32_t* ids) = 0;
 
   // tokens[i] = prev[from[i]] wherever from[i] >= 0, n rows: the next step's input tokens

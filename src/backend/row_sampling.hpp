@@ -61,4 +61,11 @@ BRISK_HD float min_p_floor(float max_logit, float min_p) {
 
 int32_t sample_row(const float* logits, int64_t vocab, const RowSampling& p);
 
+// One LogitEdit on its row (row points at the row's first logit), as every backend does it.
+BRISK_HD void apply_logit_edit(float* row, const LogitEdit& e) {
+  float& l = row[e.id];
+  l = l > 0.f ? l / e.penalty : l * e.penalty;
+  l -= e.subtract;
+}
+
 }  // namespace brisk

@@ -50,7 +50,7 @@ int ModelRunner::bucket_for(int b) const {
 
 void ModelRunner::run_step(int bucket) {
   logits_ = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true);
-  be_.sample(logits_, bucket, t_.hparams().vocab, params_, ids_);
+  be_.sample(logits_, bucket, t_.hparams().vocab, t_.hparams().vocab, params_, ids_);
 }
 
 void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
@@ -176,7 +176,7 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
   logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
   std::vector<int32_t> ids(static_cast<size_t>(sampled));
   if (sampled > 0) {
-    be_.sample(logits_, sampled, t_.hparams().vocab, params_, prefill_ids_);
+    be_.sample(logits_, sampled, t_.hparams().vocab, t_.hparams().vocab, params_, prefill_ids_);
     be_.copy_to_host(prefill_ids_, ids.data(), uint64_t(sampled) * 4);
   }
   return ids;

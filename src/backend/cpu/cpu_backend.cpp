@@ -126,9 +126,14 @@ void CpuBackend::take_tokens(int32_t* tokens, const int32_t* from, const int32_t
     if (from[i] >= 0) tokens[i] = prev[from[i]];
 }
 
-void CpuBackend::sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) {
+void CpuBackend::edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) apply_logit_edit(logits + int64_t(edits[i].row) * stride, edits[i]);
+}
+
+void CpuBackend::sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
+                        int32_t* ids) {
   pool_.parallel_for(rows, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) ids[r] = sample_row(logits + r * vocab, vocab, params[r]);
+    for (int64_t r = b; r < e; ++r) ids[r] = sample_row(logits + r * stride, vocab, params[r]);
   }, 1);
 }
 

@@ -518,10 +518,15 @@ void CudaBackend::take_tokens(int32_t* tokens, const int32_t* from, const int32_
   cuda::take_tokens(tokens, from, prev, n, stream_);
 }
 
-void CudaBackend::sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params,
+void CudaBackend::edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) {
+  x16_of_ = nullptr;
+  cuda::edit_logits(logits, stride, edits, n, stream_);
+}
+
+void CudaBackend::sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
                          int32_t* ids) {
   x16_of_ = nullptr;
-  cuda::sample(logits, rows, vocab, params, ids, stream_);
+  cuda::sample(logits, rows, stride, vocab, params, ids, stream_);
 }
 
 void CudaBackend::begin_capture() {

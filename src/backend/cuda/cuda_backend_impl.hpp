@@ -52,7 +52,9 @@ class CudaBackend final : public Backend {
   void act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) override;
   void add(float* x, const float* y, int64_t n) override;
   void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) override;
-  void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids) override;
+  void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) override;
+  void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
+              int32_t* ids) override;
 
   bool can_capture() const override { return true; }
   void begin_capture() override;

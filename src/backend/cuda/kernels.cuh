@@ -110,7 +110,8 @@ bool attention_prefill(const float* q, const KvCache& kv, int layer, int64_t n, 
                        const int32_t* seqs, const AttentionConfig& cfg, float* out, int cc_major, cudaStream_t s);
 
 void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n, cudaStream_t s);
-void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids,
+void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n, cudaStream_t s);
+void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params, int32_t* ids,
             cudaStream_t s);
 
 }  // namespace brisk::cuda

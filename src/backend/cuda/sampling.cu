@@ -61,7 +61,7 @@ __device__ uint32_t radix_select(const float* row, int64_t vocab, float cut, uin
 }
 
 __global__ void __launch_bounds__(kThreads)
-    sample_kernel(const float* logits, int64_t vocab, const RowSampling* params, int32_t* ids) {
+    sample_kernel(const float* logits, int64_t stride, int64_t vocab, const RowSampling* params, int32_t* ids) {
   pdl_wait();
   pdl_launch_dependents();
   using Reduce = cub::BlockReduce<ArgMax, kThreads>;
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ unsigned long long total_s;
   __shared__ int32_t found;
 
-  const float* row = logits + int64_t(blockIdx.x) * vocab;
+  const float* row = logits + int64_t(blockIdx.x) * stride;
   const RowSampling p = params[blockIdx.x];
   ArgMax local{-INFINITY, INT32_MAX};
   for (int64_t i = threadIdx.x; i < vocab; i += kThreads) {
@@ -139,6 +139,13 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) ids[blockIdx.x] = found;
 }
 
+__global__ void edit_logits_kernel(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) {
+  pdl_wait();
+  pdl_launch_dependents();
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) apply_logit_edit(logits + int64_t(edits[i].row) * stride, edits[i]);
+}
+
 __global__ void take_tokens_kernel(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) {
   pdl_wait();
   pdl_launch_dependents();
@@ -148,10 +155,16 @@ __global__ void take_tokens_kernel(int32_t* tokens, const int32_t* from, const i
 
 }  // namespace
 
-void sample(const float* logits, int64_t rows, int64_t vocab, const RowSampling* params, int32_t* ids,
+void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params, int32_t* ids,
             cudaStream_t s) {
   if (rows <= 0) return;
-  launch(sample_kernel, unsigned(rows), kThreads, 0, s, logits, vocab, params, ids);
+  launch(sample_kernel, unsigned(rows), kThreads, 0, s, logits, stride, vocab, params, ids);
+  BRISK_LAUNCH_CHECK();
+}
+
+void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n, cudaStream_t s) {
+  if (n <= 0) return;
+  launch(edit_logits_kernel, unsigned((n + 255) / 256), 256, 0, s, logits, stride, edits, n);
   BRISK_LAUNCH_CHECK();
 }
 
