@@ -13,10 +13,17 @@ KvPages KvCache::pages(int layer) const {
   return KvPages{table, int64_t(layer) * layer_stride(), block_stride(), blocks_per_seq, shift, head_dim};
 }
 
+void Backend::check_kv_block_size(int block_size) {
+  if (block_size < 1 || (block_size & (block_size - 1)) != 0 || block_size > kMaxKvBlockSize)
+    throw Error(ErrorCode::kInvalidArgument,
+                "the KV block size must be a power of two up to " + std::to_string(kMaxKvBlockSize) + ", got " +
+                    std::to_string(block_size),
+                "kv_block_size");
+}
+
 KvCache Backend::alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs, int64_t n_blocks,
                           int block_size) {
-  if (block_size < 1 || (block_size & (block_size - 1)) != 0 || block_size > 4096)
-    throw Error(ErrorCode::kInvalidArgument, "the KV block size must be a power of two up to 4096");
+  check_kv_block_size(block_size);
   if (capacity < 1 || n_seqs < 1) throw Error(ErrorCode::kInvalidArgument, "the KV cache needs a sequence and a position");
   KvCache kv;
   kv.n_layers = n_layers, kv.n_kv_heads = n_kv_heads, kv.head_dim = head_dim;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend/kv_pages.hpp"
+#include "brisk/types.hpp"
 #include "quant/dtype.hpp"
 
 namespace brisk {
@@ -167,6 +168,28 @@ class Backend {
 
   // Bytes per cached key or value element: 4 (float32), or 2 (bf16) where attention reads it so.
   virtual int kv_elem_bytes() const { return 4; }
+  // Backend memory one KV block takes (keys and values of every layer), for sizing a pool.
+  uint64_t kv_bytes_per_block(int n_layers, int n_kv_heads, int head_dim, int block_size) const {
+    return 2ull * uint64_t(kv_elem_bytes()) * uint64_t(n_layers) * uint64_t(n_kv_heads) * uint64_t(head_dim) *
+           uint64_t(block_size);
+  }
+  // Throws Error(kInvalidArgument) unless block_size is a power of two up to kMaxKvBlockSize:
+  // the one check of a KV block size.
+  static void check_kv_block_size(int block_size);
+
+  // How an engine drives this backend unless told otherwise. A GPU prefills thousands of
+  // tokens in the time of a few decode steps, packs a burst of prompts into one pass, and
+  // chooses algorithms and captures graphs on its first steps (so it warms up before
+  // serving); a CPU takes short chunks, one prompt per pass (where a pass of another
+  // length may round differently). Decode rows per step are capped where the CPU's int8
+  // path still computes each row exactly as alone (so batching never changes a result).
+  struct StepDefaults {
+    int max_decode_rows = 64;
+    int64_t prefill_chunk = 256;
+    int prefill_seqs = 1;
+    bool warm_up = false;
+  };
+  virtual StepDefaults step_defaults() const { return {}; }
   // A cache of n_seqs slots of `capacity` positions (rounded up to whole blocks) over a pool
   // of n_blocks blocks (0: one private run per slot, n_seqs * blocks_per_seq).
   KvCache alloc_kv(int n_layers, int n_kv_heads, int head_dim, int64_t capacity, int n_seqs = 1,

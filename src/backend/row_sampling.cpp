@@ -10,8 +10,9 @@ int32_t sample_row(const float* logits, int64_t vocab, const RowSampling& p) {
   int32_t best = 0;
   for (int64_t i = 1; i < vocab; ++i)
     if (logits[i] > logits[best]) best = int32_t(i);
-  if (!(p.temperature > 0.f)) return best;
   const float mx = logits[best];
+  // Greedy; and a row whose every token is banned (-inf) has nothing to weigh: the argmax, id 0.
+  if (!(p.temperature > 0.f) || mx == -INFINITY) return best;
 
   // Cut values: a token survives when its logit is >= the cut. Only the filters that are on
   // pay for ordering the logits: top_k selects in linear time, and top_p sorts just the

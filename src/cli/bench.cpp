@@ -1,12 +1,14 @@
 // brisk bench: prefill and decode speed of a model on a backend, as fractions of the
 // device's own ceilings, which it measures first (a large device copy for bandwidth, a large
-// bf16 GEMM for the tensor-core rate). Decode runs B sequences through the ModelRunner (the
-// captured-graph path on a GPU); its bytes per step are the weights every step streams plus
+// bf16 GEMM for the tensor-core rate). Everything runs through the Engine: decode is B requests
+// decoding together (the step times come from its step records); its bytes per step are the weights every step streams plus
 // the KV cache each sequence reads. Prefill counts 2 FLOPs per weight per token (the output
 // head for the last token only) plus 4 * head_dim per visible query-key pair.
 #include <algorithm>
 #include <cstdlib>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,13 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/error.hpp"
+#include "brisk/brisk.hpp"
 #include "cli/load_progress.hpp"
 #include "cli/options.hpp"
 #include "cli/verbs.hpp"
-#include "engine/device.hpp"
-#include "engine/model_runner.hpp"
-#include "model/model.hpp"
 
 namespace brisk::cli {
 namespace {
@@ -31,10 +30,9 @@ struct BenchOptions {
   int gen = 128;
   std::string batches = "1";
   int repeat = 3;
-  std::string device = "auto";
-  int threads = 0;
-  bool exact = false;
+  LoadOptions load;
   bool skip_ceilings = false;
+  bool profile_step = false;
   std::string json;
 };
 
@@ -84,136 +82,142 @@ double visible_pairs(int64_t p0, int64_t p1, int window) {
   return s;
 }
 
-struct Ceilings {
-  double bandwidth = 0, matmul_rate = 0;
-};
-
-// One prompt length and batch size: prefill of the prompt (timed for one sequence), then
-// `gen` decode steps of `batch` sequences, each with that prompt in its cache.
-void bench_case(const BenchOptions& o, Backend& backend, Model& model, const Ceilings& c, int prompt_len, int batch) {
-  const HParams& hp = model.hparams();
-  Transformer& tf = model.transformer();
-  const int64_t ctx = int64_t(prompt_len) + o.gen + 1;
-  if (ctx > hp.context)
-    throw Error(ErrorCode::kInvalidArgument, "-p + -n exceeds the model's context of " + std::to_string(hp.context));
-
-  KvCache kv = tf.new_kv_cache(ctx, batch);
-  std::vector<int32_t> prompt(static_cast<size_t>(prompt_len));
-  uint64_t z = 12345;
-  for (auto& t : prompt) z = z * 6364136223846793005ull + 1442695040888963407ull, t = int32_t((z >> 33) % uint64_t(hp.vocab));
-
-  // Prefill: the whole prompt as one pass, R times (the cache is simply overwritten).
-  ModelRunner runner(tf, kv, batch, prompt_len);
-  const RowSampling greedy{};
-  std::vector<double> pre;
-  int32_t first = 0;
-  for (int r = 0; r < o.repeat + 1; ++r) {
-    backend.synchronize();
-    double t0 = now();
-    first = runner.prefill(prompt.data(), prompt_len, 0, 0, greedy);
-    if (r > 0) pre.push_back(now() - t0);  // the first run warms up (algorithm choice, allocation)
-  }
-  for (int s = 1; s < batch; ++s) runner.prefill(prompt.data(), prompt_len, 0, s, greedy);
-
-  // Decode: B sequences, one token each per step, from position prompt on.
-  std::vector<int32_t> tokens(static_cast<size_t>(batch), first), pos(static_cast<size_t>(batch)),
-      seqs(static_cast<size_t>(batch)), ids(static_cast<size_t>(batch));
-  std::iota(seqs.begin(), seqs.end(), 0);
-  std::vector<RowSampling> params(static_cast<size_t>(batch), greedy);
-  std::vector<double> dec;
-  const bool profile_step = std::getenv("BRISK_PROFILE_STEP") != nullptr;
-  for (int r = 0; r < o.repeat + 1; ++r) {
-    std::fill(tokens.begin(), tokens.end(), first);
-    backend.synchronize();
-    double t0 = now();
-    for (int step = 0; step < o.gen; ++step) {
-      // BRISK_PROFILE_STEP=1: a profiler started with --profile-from-start off sees the
-      // second decode step of the last repeat, a replayed graph where there are graphs.
-      const bool profiled = profile_step && r == o.repeat && step == 1;
-      if (profiled) backend.profile(true);
-      std::fill(pos.begin(), pos.end(), prompt_len + step);
-      runner.decode(tokens.data(), pos.data(), seqs.data(), params.data(), batch, ids.data());
-      if (profiled) backend.profile(false);
-      tokens = ids;
-    }
-    if (r > 0) dec.push_back(now() - t0);  // the first run also captures the graph
-  }
-  tf.free_kv_cache(kv);
-
-  // What the work was.
-  const double pre_s = median(pre), dec_s = median(dec);
-  const double step_s = dec_s / o.gen;
-  const double kv_row_bytes = double(hp.n_kv_heads) * hp.head_dim * backend.kv_elem_bytes() * 2;  // K and V
+// Prints (and appends to --json) one case: what the work was and how fast it went, as
+// fractions of the measured ceilings.
+void report_case(const BenchOptions& o, const ModelInfo& m, const DeviceCeilings& c, int prompt_len, int batch,
+                 double pre_s, double step_s, uint64_t peak) {
+  const double kv_row_bytes = double(m.kv_heads) * double(m.head_dim) * m.kv_elem_bytes * 2;  // K and V
   double kv_pairs_prefill = 0, kv_read_decode = 0;
-  for (int il = 0; il < hp.n_layers; ++il) {
-    const int w = hp.layer_sliding[size_t(il)] ? hp.sliding_window : 0;
+  for (int64_t il = 0; il < m.layers; ++il) {
+    const int w = m.layer_sliding[size_t(il)] ? int(m.sliding_window) : 0;
     kv_pairs_prefill += visible_pairs(0, prompt_len, w);
     kv_read_decode += visible_pairs(prompt_len, prompt_len + o.gen, w) / o.gen;  // positions per step, average
   }
-  const double weight_bytes = double(tf.matmul_weight_bytes());
-  const double step_bytes = weight_bytes + kv_read_decode * kv_row_bytes * batch;
-  const double flops = 2.0 * double(tf.layer_matmul_params()) * prompt_len + 2.0 * double(hp.vocab) * hp.hidden +
-                       4.0 * hp.head_dim * hp.n_heads * kv_pairs_prefill;
-  const double pre_tps = prompt_len / pre_s, dec_tps = double(batch) * o.gen / dec_s;
-  const double achieved_bw = step_bytes / step_s, achieved_rate = flops / pre_s;
-
+  const double step_bytes = double(m.matmul_weight_bytes) + kv_read_decode * kv_row_bytes * batch;
+  const double flops = 2.0 * double(m.layer_matmul_params) * prompt_len + 2.0 * double(m.vocab) * double(m.hidden) +
+                       4.0 * double(m.head_dim) * double(m.heads) * kv_pairs_prefill;
+  const double pre_tps = pre_s > 0 ? prompt_len / pre_s : 0, dec_tps = step_s > 0 ? batch / step_s : 0;
+  const double achieved_bw = step_s > 0 ? step_bytes / step_s : 0, achieved_rate = pre_s > 0 ? flops / pre_s : 0;
   std::printf("prefill    %d tokens: %.1f tok/s, %.2f ms", prompt_len, pre_tps, pre_s * 1e3);
-  if (c.matmul_rate > 0)
-    std::printf(", %.0f TFLOP/s = %.1f%% of the GEMM rate", achieved_rate / 1e12, 100 * achieved_rate / c.matmul_rate);
+  if (c.gemm_flops_per_s > 0)
+    std::printf(", %.0f TFLOP/s = %.1f%% of the GEMM rate", achieved_rate / 1e12, 100 * achieved_rate / c.gemm_flops_per_s);
   std::printf("\ndecode     batch %d x %d tokens after %d: %.1f tok/s, %.3f ms/step, %.2f GB/step", batch, o.gen,
               prompt_len, dec_tps, step_s * 1e3, step_bytes / 1e9);
-  if (c.bandwidth > 0)
-    std::printf(", %.0f GB/s = %.1f%% of the copy bandwidth", achieved_bw / 1e9, 100 * achieved_bw / c.bandwidth);
-  std::printf("\nmemory     peak %.2f GiB on the backend\n", double(backend.memory_peak()) / (1ull << 30));
+  if (c.copy_bytes_per_s > 0)
+    std::printf(", %.0f GB/s = %.1f%% of the copy bandwidth", achieved_bw / 1e9, 100 * achieved_bw / c.copy_bytes_per_s);
+  std::printf("\nmemory     peak %.2f GiB on the backend\n", double(peak) / (1ull << 30));
   std::fflush(stdout);
+  if (o.json.empty()) return;
+  nlohmann::json j = {{"model", o.model},
+                      {"backend", m.backend},
+                      {"prompt", prompt_len},
+                      {"gen", o.gen},
+                      {"batch", batch},
+                      {"repeat", o.repeat},
+                      {"copy_bytes_per_s", c.copy_bytes_per_s},
+                      {"gemm_flops_per_s", c.gemm_flops_per_s},
+                      {"prefill_tok_s", pre_tps},
+                      {"prefill_s", pre_s},
+                      {"prefill_flops", flops},
+                      {"prefill_fraction", c.gemm_flops_per_s > 0 ? achieved_rate / c.gemm_flops_per_s : 0},
+                      {"decode_tok_s", dec_tps},
+                      {"decode_ms_per_step", step_s * 1e3},
+                      {"decode_bytes_per_step", step_bytes},
+                      {"decode_fraction", c.copy_bytes_per_s > 0 ? achieved_bw / c.copy_bytes_per_s : 0},
+                      {"peak_bytes", peak}};
+  std::ofstream(o.json, std::ios::app) << j.dump() << "\n";
+}
 
-  if (!o.json.empty()) {
-    nlohmann::json j = {{"model", o.model},
-                        {"backend", backend.name()},
-                        {"prompt", prompt_len},
-                        {"gen", o.gen},
-                        {"batch", batch},
-                        {"repeat", o.repeat},
-                        {"copy_bytes_per_s", c.bandwidth},
-                        {"gemm_flops_per_s", c.matmul_rate},
-                        {"prefill_tok_s", pre_tps},
-                        {"prefill_s", pre_s},
-                        {"prefill_flops", flops},
-                        {"prefill_fraction", c.matmul_rate > 0 ? achieved_rate / c.matmul_rate : 0},
-                        {"decode_tok_s", dec_tps},
-                        {"decode_ms_per_step", step_s * 1e3},
-                        {"decode_bytes_per_step", step_bytes},
-                        {"decode_fraction", c.bandwidth > 0 ? achieved_bw / c.bandwidth : 0},
-                        {"peak_bytes", backend.memory_peak()}};
-    std::ofstream(o.json, std::ios::app) << j.dump() << "\n";
+// Random prompt tokens, distinct per sequence (the prefix cache is off anyway).
+std::vector<int32_t> random_prompt(int n, int64_t vocab, uint64_t seed) {
+  std::vector<int32_t> p(static_cast<size_t>(n));
+  uint64_t z = 12345 + seed * 0x9e3779b97f4a7c15ull;
+  for (auto& t : p) z = z * 6364136223846793005ull + 1442695040888963407ull, t = int32_t((z >> 33) % uint64_t(vocab));
+  return p;
+}
+
+// Each request submitted at once; waits for all of them.
+void run_requests(Engine& e, int count, int prompt_len, int gen, int64_t vocab, uint64_t seed) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int left = count;
+  GenerateOptions g;
+  g.max_tokens = gen;
+  g.ignore_eos = true;
+  g.sampling.temperature = 0;
+  for (int i = 0; i < count; ++i) {
+    auto h = e.submit(random_prompt(prompt_len, vocab, seed + uint64_t(i)), g, {}, [&](const RequestResult&) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (--left == 0) cv.notify_all();
+    });
+    if (!h) throw Error(ErrorCode::kInternal, "the bench engine refused a request");
   }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return left == 0; });
+}
+
+// One prompt length and batch size through the engine: prefill = one prompt's pass
+// (timed by the engine's step record), decode = the steps in which all `batch` sequences
+// decode together, each with its prompt in the cache.
+void bench_case(const BenchOptions& o, std::shared_ptr<LoadedModel> model, const DeviceCeilings& c, int prompt_len,
+                int batch) {
+  const ModelInfo info = model_info(*model);
+  std::mutex mu;
+  std::vector<double> pre, dec;  // ms of each prefill pass / full decode step
+  EngineOptions eo;
+  eo.parallel = batch;
+  eo.context = int64_t(prompt_len) + o.gen + 1;
+  eo.prefill_chunk = prompt_len;
+  eo.prefill_seqs = 1;
+  eo.prefix_cache = false;
+  eo.max_queue = size_t(batch);
+  eo.profile_step = o.profile_step ? int64_t(o.gen) * (o.repeat + 1) + 1 : -1;  // the last run's second step
+  eo.on_step = [&](const StepRecord& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (r.prefill_parts == 1 && r.decode_rows == 0) pre.push_back(r.prefill_ms);
+    else if (r.prefill_parts == 0 && r.decode_rows == batch) dec.push_back(r.step_ms);
+  };
+  if (eo.context > info.context)
+    throw Error(ErrorCode::kInvalidArgument, "-p + -n exceeds the model's context of " + std::to_string(info.context));
+  Engine e(model, eo);
+  // The first run of each warms up (algorithm choice, allocation, graph capture).
+  std::vector<double> pre_runs, dec_runs;
+  for (int r = 0; r < o.repeat + 1; ++r) {
+    run_requests(e, 1, prompt_len, 1, info.vocab, uint64_t(r) * 7919);
+    std::lock_guard<std::mutex> lock(mu);
+    if (r > 0 && !pre.empty()) pre_runs.push_back(pre.back() / 1e3);
+    pre.clear();
+  }
+  for (int r = 0; r < o.repeat + 1; ++r) {
+    run_requests(e, batch, prompt_len, o.gen + 1, info.vocab, 1000 + uint64_t(r) * 7919);
+    std::lock_guard<std::mutex> lock(mu);
+    if (r > 0 && !dec.empty()) dec_runs.push_back(median(dec) / 1e3);
+    dec.clear();
+  }
+  report_case(o, info, c, prompt_len, batch, median(pre_runs), median(dec_runs), memory_peak(*model));
 }
 
 int bench(BenchOptions& o) {
   if (o.model.empty()) o.model = default_model_path();
   const std::vector<int> prompts = int_list(o.prompts, "-p"), batches = int_list(o.batches, "--batch");
   if (o.gen < 1 || o.repeat < 1) throw Error(ErrorCode::kInvalidArgument, "-n and --repeat must be >= 1");
-  std::string note;
-  auto backend = make_backend(DeviceOptions{o.device, o.threads, o.exact}, &note);
-  if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
-  Ceilings c;
-  if (!o.skip_ceilings) {
-    c.bandwidth = backend->measure_bandwidth();
-    c.matmul_rate = backend->measure_matmul_rate();
-  }
-  LoadOptions lo;
+  LoadOptions lo = o.load;
   auto progress = std::make_shared<LoadProgress>();
   lo.progress = [progress](double f) { (*progress)(f); };
-  lo.load_tokenizer = false;
+  lo.tokenizer = false;
   const double t0 = now();
-  auto model = Model::load(o.model, *backend, lo);
+  auto model = load_model(o.model, lo);
+  const ModelInfo info = model_info(*model);
+  if (!info.device_note.empty()) std::fprintf(stderr, "%s\n", info.device_note.c_str());
   std::printf("model      %s (loaded in %.1f s)\n", std::filesystem::path(o.model).filename().c_str(), now() - t0);
-  std::printf("backend    %s\n", backend->name().c_str());
-  if (c.bandwidth > 0)
-    std::printf("ceilings   copy %.0f GB/s, bf16 GEMM %.0f TFLOP/s (measured now)\n", c.bandwidth / 1e9,
-                c.matmul_rate / 1e12);
+  std::printf("backend    %s\n", info.backend.c_str());
+  DeviceCeilings c;
+  if (!o.skip_ceilings) c = measure_ceilings(*model);
+  if (c.copy_bytes_per_s > 0)
+    std::printf("ceilings   copy %.0f GB/s, bf16 GEMM %.0f TFLOP/s (measured now)\n", c.copy_bytes_per_s / 1e9,
+                c.gemm_flops_per_s / 1e12);
   for (int p : prompts)
-    for (int b : batches) bench_case(o, *backend, *model, c, p, b);
+    for (int b : batches) bench_case(o, model, c, p, b);
   return 0;
 }
 
@@ -232,9 +236,12 @@ Action add_bench(CLI::App& app) {
       ->capture_default_str()
       ->check(list_check("--batch"));
   app.add_option("--repeat", o->repeat, "timed runs (median reported)")->capture_default_str()->check(CLI::Range(1, 1000));
-  add_device_option(app, o->device, "cpu, cuda, cuda:N or auto");
-  add_threads_option(app, o->threads);
-  app.add_flag("--exact", o->exact, "float32 everywhere (the oracle)");
+  add_device_option(app, o->load.device, "cpu, cuda, cuda:N or auto");
+  add_threads_option(app, o->load.threads);
+  add_cuda_tuning_options(app, o->load);
+  app.add_flag("--exact", o->load.exact, "float32 everywhere (the oracle)");
+  app.add_flag("--profile-step", o->profile_step,
+               "run the last repeat's second decode step under the backend's profiler (nsys --capture-range=cudaProfilerApi)");
   app.add_flag("--no-ceilings", o->skip_ceilings, "skip measuring the device's bandwidth and GEMM rate");
   app.add_option("--json", o->json, "append the results as one JSON line to this file");
   return [o]() { return bench(*o); };

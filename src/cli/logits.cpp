@@ -5,11 +5,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "base/error.hpp"
+#include "brisk/brisk.hpp"
 #include "cli/options.hpp"
 #include "cli/verbs.hpp"
-#include "engine/device.hpp"
-#include "engine/generator.hpp"
 
 namespace brisk::cli {
 namespace {
@@ -29,17 +27,17 @@ int logits(const LogitsOptions& o) {
       throw Error(ErrorCode::kInvalidArgument, "bad token id '" + item + "'", "--tokens");
     }
   }
-  auto backend = make_backend(DeviceOptions{o.device, 0, o.exact});
   LoadOptions lo;
-  lo.load_tokenizer = false;
-  auto model = Model::load(o.model, *backend, lo);
-  Session s(*model, int64_t(ids.size()) + 1);
-  std::vector<float> all = s.prompt_logits(ids);
+  lo.device = o.device;
+  lo.exact = o.exact;
+  lo.tokenizer = false;
+  auto model = load_model(o.model, lo);
+  std::vector<float> all = score(*model, ids);
   std::ofstream f(o.out, std::ios::binary);
   f.write(reinterpret_cast<const char*>(all.data()), std::streamsize(all.size() * 4));
   if (!f) throw Error(ErrorCode::kIo, "cannot write", o.out);
-  std::printf("%zu x %lld logits on %s -> %s\n", ids.size(), (long long)model->hparams().vocab,
-              backend->name().c_str(), o.out.c_str());
+  const ModelInfo info = model_info(*model);
+  std::printf("%zu x %lld logits on %s -> %s\n", ids.size(), (long long)info.vocab, info.backend.c_str(), o.out.c_str());
   return 0;
 }
 

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "tokenizer/builtin_templates.hpp"
+#include "brisk/brisk.hpp"
 
 namespace brisk::cli {
 
@@ -44,14 +44,29 @@ CLI::Option* add_device_option(CLI::App& app, std::string& device, const char* h
 
 CLI::Option* add_chat_template_option(CLI::App& app, std::string& value) {
   std::string help = "chat template: a Jinja file (or a tokenizer_config.json), or a built-in:";
-  for (const BuiltinChatTemplate& t : builtin_chat_templates()) help += std::string("\n  ") + t.name + ": " + t.format;
+  std::string names;
+  for (const auto& [name, format] : chat_template_names()) {
+    help += "\n  " + name + ": " + format;
+    names += (names.empty() ? "" : ", ") + name;
+  }
   help += "\n(default: the model's own, else its architecture's built-in, with a warning)";
   return app.add_option("--chat-template", value, help)->check(CLI::Validator(
-      [](std::string& v) -> std::string {
-        if (find_builtin_chat_template(v) || std::filesystem::is_regular_file(v)) return "";
-        return "'" + v + "' is neither a file nor a built-in chat template (" + builtin_chat_template_names() + ")";
+      [names](std::string& v) -> std::string {
+        for (const auto& [name, format] : chat_template_names())
+          if (v == name) return "";
+        if (std::filesystem::is_regular_file(v)) return "";
+        return "'" + v + "' is neither a file nor a built-in chat template (" + names + ")";
       },
       "FILE|NAME"));
+}
+
+CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load) {
+  app.add_flag("--no-pdl", [&load](int64_t) { load.pdl = false; },
+               "CUDA: no programmatic dependent launch (to measure what it buys)");
+  return app.add_option("--decode-attention", load.decode_attention,
+                        "CUDA: auto, or float to keep decode attention on the float kernel")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "float"}));
 }
 
 }  // namespace brisk::cli

@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "brisk/brisk.hpp"
+
 namespace brisk::cli {
 
 // More CPU threads than this is a typo, not a machine (each thread also costs a stack).
@@ -22,5 +24,7 @@ CLI::Option* add_threads_option(CLI::App& app, int& threads);
 CLI::Option* add_device_option(CLI::App& app, std::string& device, const char* help);
 // --chat-template FILE|NAME: a built-in template's name or an existing file.
 CLI::Option* add_chat_template_option(CLI::App& app, std::string& value);
+// --decode-attention auto|float and --no-pdl (CUDA kernels' switches, for measurements).
+CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load);
 
 }  // namespace brisk::cli

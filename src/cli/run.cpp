@@ -5,13 +5,10 @@
 #include <filesystem>
 #include <thread>
 
-#include "backend/backend.hpp"
-#include "base/error.hpp"
-#include "cli/verbs.hpp"
+#include "brisk/brisk.hpp"
 #include "cli/load_progress.hpp"
 #include "cli/options.hpp"
-#include "engine/device.hpp"
-#include "engine/generator.hpp"
+#include "cli/verbs.hpp"
 
 namespace brisk::cli {
 
@@ -27,12 +24,10 @@ struct RunOptions {
   std::string model;
   std::string prompt;
   int n = 128;
-  int threads = 0;
   int64_t ctx = 0;
   bool ignore_eos = false;
   bool no_special = false;
-  bool exact = false;
-  std::string device = "auto";
+  LoadOptions load;
   std::vector<std::string> stop;
   SamplingParams sampling;
   uint64_t seed = 0;
@@ -45,17 +40,18 @@ int run(RunOptions& o) {
     if (!std::filesystem::exists(o.model))
       throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", o.model);
   }
-  std::string note;
-  auto backend = make_backend(DeviceOptions{o.device, o.threads, o.exact}, &note);
-  if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
-  LoadOptions lo;
+  LoadOptions lo = o.load;
   auto progress = std::make_shared<LoadProgress>();
   lo.progress = [progress](double f) { (*progress)(f); };
-  auto model = Model::load(o.model, *backend, lo);
-  const Tokenizer& tok = model->tokenizer();
-  std::vector<int32_t> ids = tok.encode(o.prompt, true, !o.no_special);
+  auto model = load_model(o.model, lo);
+  if (!model_info(*model).device_note.empty()) std::fprintf(stderr, "%s\n", model_info(*model).device_note.c_str());
+  EngineOptions eo;
+  eo.parallel = 1;
+  eo.context = o.ctx;
+  eo.max_queue = 0;
+  Engine engine(model, eo);
+  std::vector<int32_t> ids = engine.tokenize(o.prompt, true, !o.no_special);
   if (ids.empty()) throw Error(ErrorCode::kInvalidArgument, "the prompt is empty", "-p");
-  Session session(*model, o.ctx);
   GenerateOptions g;
   g.max_tokens = o.n;
   g.sampling = o.sampling;
@@ -64,20 +60,24 @@ int run(RunOptions& o) {
   g.ignore_eos = o.ignore_eos;
   std::fputs(o.prompt.c_str(), stdout);
   std::fflush(stdout);
-  GenerateResult r = session.generate(ids, g, [](const std::string& text) {
+  const Completion c = engine.generate(std::move(ids), g, [](const std::string& text) {
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
     return true;
   });
   std::fputs("\n", stdout);
   std::fflush(stdout);
-  double pp = r.prompt_seconds > 0 ? double(r.prompt_tokens) / r.prompt_seconds : 0;
+  const RequestResult& r = c.result;
+  const double prompt_s = r.ttft_seconds - r.queue_seconds, gen_s = r.total_seconds - r.ttft_seconds;
+  const double pp = prompt_s > 0 ? double(r.prompt_tokens) / prompt_s : 0;
   // The first token comes from the prefill's logits, so decode speed counts the steps after it.
-  double tg = r.tokens.size() > 1 && r.generate_seconds > 0 ? double(r.tokens.size() - 1) / r.generate_seconds : 0;
-  std::fprintf(stderr, "\nprompt: %lld tokens in %.3f s (%.1f tok/s) | generation: %zu tokens in %.3f s (%.1f tok/s) | %s, %d threads, finish: %s\n",
-               (long long)r.prompt_tokens, r.prompt_seconds, pp, r.tokens.size(), r.generate_seconds, tg,
-               backend->name().c_str(), o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency()),
-               r.finish_reason.c_str());
+  const int64_t n = r.completion_tokens;
+  const double tg = n > 1 && gen_s > 0 ? double(n - 1) / gen_s : 0;
+  std::fprintf(stderr,
+               "\nprompt: %lld tokens in %.3f s (%.1f tok/s) | generation: %lld tokens in %.3f s (%.1f tok/s) | %s, %d "
+               "threads, finish: %s\n",
+               (long long)r.prompt_tokens, prompt_s, pp, (long long)n, gen_s, tg, engine.model_info().backend.c_str(),
+               o.load.threads > 0 ? o.load.threads : int(std::thread::hardware_concurrency()), r.finish_reason.c_str());
   return 0;
 }
 
@@ -88,7 +88,7 @@ Action add_run(CLI::App& app) {
   app.add_option("-m,--model", o->model, "GGUF file or HF directory (default: the model scripts/setup installed)");
   app.add_option("-p,--prompt", o->prompt, "prompt text")->required();
   app.add_option("-n,--n-predict", o->n, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
-  add_threads_option(app, o->threads);
+  add_threads_option(app, o->load.threads);
   app.add_option("-c,--ctx", o->ctx, "context length (0: min(trained, 4096))")
       ->capture_default_str()
       ->check(CLI::Range(int64_t(0), int64_t(1) << 24));
@@ -107,8 +107,9 @@ Action add_run(CLI::App& app) {
   app.add_option("--seed", o->seed, "random seed")->each([o](const std::string&) { o->seed_set = true; });
   app.add_option("--stop", o->stop, "stop string (repeatable)");
   app.add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-sequence tokens");
-  add_device_option(app, o->device, "cpu, cuda, cuda:N or auto (the GPU when one works)");
-  app.add_flag("--exact", o->exact, "float32 everywhere: CPU without int8 activations, GPU without bf16 GEMMs (the oracle)");
+  add_device_option(app, o->load.device, "cpu, cuda, cuda:N or auto (the GPU when one works)");
+  add_cuda_tuning_options(app, o->load);
+  app.add_flag("--exact", o->load.exact, "float32 everywhere: CPU without int8 activations, GPU without bf16 GEMMs (the oracle)");
   app.add_flag("--no-special", o->no_special, "treat special-token text in the prompt as plain text");
   return [o]() { return run(*o); };
 }

@@ -7,23 +7,23 @@
 
 namespace brisk {
 
-RowSampling row_sampling(float temperature, int top_k, float top_p, float min_p, uint64_t seed, uint64_t step) {
-  RowSampling r;
-  r.temperature = temperature;
-  r.top_k = top_k;
-  r.top_p = top_p;
-  r.min_p = min_p;
-  r.seed = seed;
-  r.step = step;
-  return r;
+ModelRunner::ModelRunner(Transformer& t, const RunnerConfig& c)
+    : t_(t), be_(t.backend()), max_batch_(c.max_batch), use_graphs_(c.use_graphs && t.backend().can_capture()) {
+  if (max_batch_ < 1 || max_batch_ > 1024) throw Error(ErrorCode::kInvalidArgument, "batch size must be in [1, 1024]");
+  int top = 1;
+  while (top < max_batch_) top *= 2;
+  capacity_ = std::max<int64_t>(top, 1);
+  kv_ = t_.new_kv_cache(c.context, c.slots, c.kv_blocks, c.block_size);
+  try {
+    init_buffers(c.min_scratch);
+  } catch (...) {  // (the destructor does not run when the constructor throws)
+    be_.release_bytes(dev_);
+    t_.free_kv_cache(kv_);
+    throw;
+  }
 }
 
-ModelRunner::ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min_scratch, bool use_graphs)
-    : t_(t), be_(t.backend()), kv_(kv), max_batch_(max_batch), use_graphs_(use_graphs && t.backend().can_capture()) {
-  if (max_batch < 1 || max_batch > 1024) throw Error(ErrorCode::kInvalidArgument, "batch size must be in [1, 1024]");
-  int top = 1;
-  while (top < max_batch) top *= 2;
-  capacity_ = std::max<int64_t>(top, 1);
+void ModelRunner::init_buffers(int64_t min_scratch) {
   t_.reserve(std::max<int64_t>(capacity_, min_scratch));
   const uint64_t int_bytes = uint64_t(capacity_) * 6 * 4;  // tokens, positions, seqs, from, ids, prefill ids
   dev_ = be_.alloc_bytes(int_bytes + uint64_t(capacity_) * sizeof(RowSampling));
@@ -38,8 +38,31 @@ ModelRunner::ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min
 }
 
 ModelRunner::~ModelRunner() {
+  be_.release_bytes(edits_);
   be_.release_bytes(prefill_buf_);
   be_.release_bytes(dev_);
+  t_.free_kv_cache(kv_);
+}
+
+void ModelRunner::set_blocks(int seq, const std::vector<int32_t>& blocks) {
+  be_.set_kv_blocks(kv_, seq, blocks.data(), int(blocks.size()));
+}
+
+void ModelRunner::edit_and_sample(const float* logits, int rows, std::span<const LogitEdit> edits, int32_t* ids) {
+  const int64_t vocab = t_.hparams().vocab;
+  if (!edits.empty()) {
+    if (int64_t(edits.size()) > edits_cap_) {
+      const int64_t cap = std::max<int64_t>(int64_t(edits.size()), 2 * edits_cap_ + 1024);
+      be_.release_bytes(edits_);
+      edits_ = nullptr, edits_cap_ = 0;  // (alloc may throw)
+      edits_ = static_cast<LogitEdit*>(be_.alloc_bytes(uint64_t(cap) * sizeof(LogitEdit)));
+      edits_cap_ = cap;
+    }
+    be_.copy_from_host(edits.data(), edits_, edits.size() * sizeof(LogitEdit));
+    // (the logits are the step's own scratch, written by this step alone)
+    be_.edit_logits(const_cast<float*>(logits), vocab, edits_, int64_t(edits.size()));
+  }
+  be_.sample(logits, rows, vocab, vocab, params_, ids);
 }
 
 int ModelRunner::bucket_for(int b) const {
@@ -48,19 +71,16 @@ int ModelRunner::bucket_for(int b) const {
   return k;
 }
 
-void ModelRunner::run_step(int bucket) {
-  logits_ = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true);
-  be_.sample(logits_, bucket, t_.hparams().vocab, t_.hparams().vocab, params_, ids_);
-}
+void ModelRunner::run_forward(int bucket) { logits_ = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true); }
 
 void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
-                         const RowSampling* params, int b, int32_t* ids) {
-  launch(tokens, nullptr, positions, seqs, params, b);
+                         const RowSampling* params, int b, int32_t* ids, std::span<const LogitEdit> edits) {
+  launch(tokens, nullptr, positions, seqs, params, b, edits);
   collect(ids);
 }
 
 void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions,
-                         const int32_t* seqs, const RowSampling* params, int b) {
+                         const int32_t* seqs, const RowSampling* params, int b, std::span<const LogitEdit> edits) {
   if (b < 1 || b > max_batch_) throw Error(ErrorCode::kInternal, "decode batch outside the runner's buckets");
   if (launched_ > 0) throw Error(ErrorCode::kInternal, "a decode step launched before the last was collected");
   const int bucket = bucket_for(b);
@@ -83,13 +103,13 @@ void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const 
   if (any_prev) be_.take_tokens(in_.tokens, from_, ids_, bucket);
   Bucket& bk = buckets_[bucket];
   if (!use_graphs_ || bk.uses == 0) {
-    run_step(bucket);  // the first run also sizes every scratch buffer the step uses
+    run_forward(bucket);  // the first run also sizes every scratch buffer the step uses
     bk.logits = logits_;
   } else {
     if (bk.graph < 0) {
       be_.begin_capture();
       try {
-        run_step(bucket);
+        run_forward(bucket);
       } catch (...) {
         be_.end_capture();
         throw;
@@ -101,11 +121,12 @@ void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const 
     logits_ = bk.logits;
   }
   ++bk.uses;
+  edit_and_sample(logits_, bucket, edits, ids_);
   launched_ = b;
 }
 
 void ModelRunner::warm_up(int64_t prefill_tokens) {
-  prefill_tokens = std::min<int64_t>(prefill_tokens, kv_.capacity);
+  prefill_tokens = std::min<int64_t>(prefill_tokens, kv_.capacity);  // (slot 0's default blocks)
   const std::vector<int32_t> zeros(size_t(std::max<int64_t>(capacity_, prefill_tokens)), 0);
   const std::vector<RowSampling> greedy(static_cast<size_t>(capacity_));
   std::vector<int32_t> ids(static_cast<size_t>(capacity_));
@@ -128,7 +149,7 @@ int32_t ModelRunner::prefill(const int32_t* tokens, int64_t n, int32_t pos0, int
   return prefill({PrefillPart{tokens, n, pos0, seq, true, params}}).at(0);
 }
 
-std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts) {
+std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts, std::span<const LogitEdit> edits) {
   // Host staging: tokens | positions | seqs of every part, then the rows to sample.
   int64_t n = 0;
   for (const PrefillPart& p : parts) n += p.n;
@@ -176,7 +197,7 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts)
   logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
   std::vector<int32_t> ids(static_cast<size_t>(sampled));
   if (sampled > 0) {
-    be_.sample(logits_, sampled, t_.hparams().vocab, t_.hparams().vocab, params_, prefill_ids_);
+    edit_and_sample(logits_, sampled, edits, prefill_ids_);
     be_.copy_to_host(prefill_ids_, ids.data(), uint64_t(sampled) * 4);
   }
   return ids;

@@ -1,13 +1,17 @@
-// Decode steps for a batch of sequences through one path on every backend (nano-vllm's
-// ModelRunner): the step's inputs are staged on the host and copied to backend memory in one
-// transfer, the step (forward pass for one token per sequence + sampling) runs, and only the
-// sampled ids come back. Where the backend can capture, each batch-size bucket's step is run
-// once directly, captured on its second use and replayed from then on: positions, slots and
-// sampling settings live in device buffers, so a replay needs no host work but the copy in.
+// Runs the engine's steps on the backend, one path for every backend (nano-vllm's
+// ModelRunner). It owns the paged KV cache and its block table (one row per sequence slot,
+// written when a sequence's blocks change), the step buffers and the graph buckets. A step's
+// inputs are staged on the host and copied to backend memory in one transfer; the forward
+// pass runs (replayed from a captured graph where the backend can capture: each batch-size
+// bucket is run once directly, captured on its second use, replayed from then on, with
+// positions and slots in device buffers); then the logits processors' edits are applied to
+// the rows and the rows are sampled, outside the graph, so the edits may differ per step.
+// Only the sampled ids come back.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -15,28 +19,43 @@
 
 namespace brisk {
 
+struct RunnerConfig {
+  int64_t context = 256;   // positions per sequence at most
+  int slots = 1;           // sequences (block-table rows)
+  int64_t kv_blocks = 0;   // blocks in the pool (0: slots x context's worth)
+  int block_size = 16;     // positions per block
+  int max_batch = 1;       // decode rows per step at most
+  int64_t min_scratch = 0; // tokens of scratch to reserve up front (the prefill chunk)
+  bool use_graphs = true;
+};
+
 class ModelRunner {
  public:
   // Batch-size buckets: powers of two up to max_batch; a batch runs in the smallest bucket
   // that holds it (the extra rows repeat the last real one, which writes the same cache slot
   // with the same values). Reserves the transformer's scratch for max(max_batch, min_scratch)
   // tokens up front, so captured steps never see it move.
-  ModelRunner(Transformer& t, KvCache& kv, int max_batch, int64_t min_scratch = 0, bool use_graphs = true);
+  ModelRunner(Transformer& t, const RunnerConfig& config);
   ~ModelRunner();
   ModelRunner(const ModelRunner&) = delete;
   ModelRunner& operator=(const ModelRunner&) = delete;
 
+  // Slot `seq`'s blocks (block i holds its positions [i * block_size, (i + 1) * block_size)).
+  void set_blocks(int seq, const std::vector<int32_t>& blocks);
+  const KvCache& kv() const { return kv_; }
+
   // One decode step for b <= max_batch sequences; ids receives b sampled tokens.
   void decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, const RowSampling* params, int b,
-              int32_t* ids);
+              int32_t* ids, std::span<const LogitEdit> edits = {});
 
   // The same step in two halves, so the host can work while the device runs: launch()
   // queues the step and returns; collect() waits for it and gives its b ids. Where
   // from_prev[i] >= 0, row i's token is the id the previously launched step sampled in row
   // from_prev[i], taken on the device: step k + 1 can be launched before the host has read
   // step k's ids. Prefill passes may run between a launch and its collect.
+  // edits: the logits processors' changes, by row of this step.
   void launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions, const int32_t* seqs,
-              const RowSampling* params, int b);
+              const RowSampling* params, int b, std::span<const LogitEdit> edits = {});
   void collect(int32_t* ids);
   // Forgets a launched step after a failure (its ids are not wanted).
   void abandon() { launched_ = 0; }
@@ -56,8 +75,9 @@ class ModelRunner {
     RowSampling params;
   };
   // Prefills several sequences' parts in one forward pass (at most max_batch of them
-  // sampled); returns the sampled ids in order, their logits rows in logits().
-  std::vector<int32_t> prefill(const std::vector<PrefillPart>& parts);
+  // sampled); returns the sampled ids in order, their logits rows in logits() (edited).
+  // edits: by sampled row (the i-th part with `sample`).
+  std::vector<int32_t> prefill(const std::vector<PrefillPart>& parts, std::span<const LogitEdit> edits = {});
 
   // Runs every batch bucket's decode step twice (directly, then captured) and one prefill pass
   // of prefill_tokens, all on slot 0 from position 0, so that the first requests find the
@@ -86,11 +106,14 @@ class ModelRunner {
     std::vector<RowSampling> params;
   };
   int bucket_for(int b) const;
-  void run_step(int bucket);
+  void init_buffers(int64_t min_scratch);
+  void run_forward(int bucket);
+  // Applies the edits to the first `rows` rows of `logits`, then samples them into `ids`.
+  void edit_and_sample(const float* logits, int rows, std::span<const LogitEdit> edits, int32_t* ids);
 
   Transformer& t_;
   Backend& be_;
-  KvCache& kv_;
+  KvCache kv_;
   int max_batch_;
   int64_t capacity_;  // rows in the device buffers
   bool use_graphs_;
@@ -104,11 +127,10 @@ class ModelRunner {
   void* prefill_buf_ = nullptr;      // device: a prefill pass's tokens, positions, seqs, rows
   uint64_t prefill_bytes_ = 0;
   const float* logits_ = nullptr;
+  LogitEdit* edits_ = nullptr;       // device: this step's edits (grow-only; no graph reads it)
+  int64_t edits_cap_ = 0;
   Staging host_;
   std::map<int, Bucket> buckets_;
 };
-
-// The backend's sampling settings for token `step` of a request.
-RowSampling row_sampling(float temperature, int top_k, float top_p, float min_p, uint64_t seed, uint64_t step);
 
 }  // namespace brisk

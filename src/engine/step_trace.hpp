@@ -1,4 +1,4 @@
-// A record of each scheduler step, for finding where a request's time goes (brisk serve
+// A record of each engine step, for finding where a request's time goes (brisk serve
 // --trace-steps FILE): one JSON line per step that did work, with the queue, the prefill
 // pass and the decode step it ran and how long the host waited on each. Off (no file) by
 // default; writing a line costs a few microseconds of the engine thread.
@@ -8,22 +8,10 @@
 #include <cstdio>
 #include <string>
 
+#include "brisk/types.hpp"
+
 namespace brisk {
 
-struct StepRecord {
-  double t = 0;                // seconds since the trace began, at the step's start
-  int64_t waiting = 0;         // requests waiting after admission
-  int64_t running = 0;         // sequences holding a slot after admission
-  int64_t admitted = 0;        // given a slot this step
-  int64_t prefill_parts = 0;   // prompts in this step's prefill pass
-  int64_t prefill_tokens = 0;
-  int64_t first_tokens = 0;    // prompts that completed (their first token sampled)
-  double prefill_ms = 0;       // the pass, launch to ids on the host
-  int64_t decode_rows = 0;     // rows of the decode step launched this step
-  double collect_ms = 0;       // waiting for the previous decode step's ids
-  double hand_out_ms = 0;      // detokenizing, stop strings and streaming the collected ids
-  double step_ms = 0;
-};
 
 class StepTrace {
  public:

@@ -42,7 +42,7 @@ void check_vocab_fits(const CheckpointIndex& c, const HParams& hp, const Tokeniz
 
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, const LoadOptions& opts) {
+std::unique_ptr<Model> Model::load(const std::string& path, Backend& backend, const ModelLoadOptions& opts) {
   auto m = std::unique_ptr<Model>(new Model());
   m->ckpt_ = open_checkpoint(path);
   m->hp_ = hparams_from_checkpoint(*m->ckpt_);

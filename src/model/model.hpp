@@ -16,7 +16,7 @@
 
 namespace brisk {
 
-struct LoadOptions {
+struct ModelLoadOptions {
   bool load_tokenizer = true;
   // Called with the fraction of weight bytes brought into memory so far (0..1).
   std::function<void(double)> progress;
@@ -27,7 +27,7 @@ struct LoadOptions {
 
 class Model {
  public:
-  static std::unique_ptr<Model> load(const std::string& path, Backend& backend, const LoadOptions& opts = {});
+  static std::unique_ptr<Model> load(const std::string& path, Backend& backend, const ModelLoadOptions& opts = {});
 
   const CheckpointIndex& checkpoint() const { return *ckpt_; }
   const HParams& hparams() const { return hp_; }

@@ -1,4 +1,4 @@
-// The generation endpoints: a request body becomes a scheduler Request whose tokens flow
+// The generation endpoints: a request body becomes an Engine request whose tokens flow
 // back through a channel. A stream is written as the tokens come (its 200 goes out first, so
 // a failure after that is an error event before [DONE], as vLLM and OpenAI do); a whole
 // response waits for the end, so its status is the outcome's: 200, or 503 when the request
@@ -60,7 +60,7 @@ ojson failure(const RequestResult& r) {
 
 // Waits for the end in the handler's thread, so that the status can say how it ended. The
 // client is not written to meanwhile; the gate tells whether it is still there.
-int answer_whole(const ApiRequest& api, Request& request, Channel& ch, const ResponseBuilder& builder,
+int answer_whole(const ApiRequest& api, RequestHandle& request, Channel& ch, const ResponseBuilder& builder,
                  const std::function<bool()>& client_here, httplib::Response& res) {
   std::string text;
   std::vector<TokenOut> tokens;
@@ -73,7 +73,7 @@ int answer_whole(const ApiRequest& api, Request& request, Channel& ch, const Res
       tokens.push_back(builder.token_out(e));
     }
     if (!done && !client_here()) {
-      request.cancelled = true;  // the client is gone: free its slot; nobody reads an answer
+      request.cancel();  // the client is gone: free its slot; nobody reads an answer
       send_error(res, 499, "the client closed the connection", "invalid_request_error");
       return 499;  // nginx's code for it: what the metrics count
     }
@@ -84,15 +84,15 @@ int answer_whole(const ApiRequest& api, Request& request, Channel& ch, const Res
     return res.status;
   }
   text += result.tail_text;
-  res.set_content(dump(builder.complete(text, tokens, api.logprobs >= 0, result)), "application/json");
+  res.set_content(dump(builder.complete(text, tokens, api.opts.logprobs >= 0, result)), "application/json");
   return 200;
 }
 
 // Server-sent events as the tokens come. Waiting wakes at least once a second to write a
 // keep-alive comment, so a client that has gone is noticed even before its first token.
-void answer_stream(const ApiRequest& api, const std::shared_ptr<Request>& request, const std::shared_ptr<Channel>& ch,
+void answer_stream(const ApiRequest& api, const std::shared_ptr<RequestHandle>& request, const std::shared_ptr<Channel>& ch,
                    const std::shared_ptr<ResponseBuilder>& builder, httplib::Response& res) {  auto started = std::make_shared<bool>(false);
-  const bool logprobs = api.logprobs >= 0, usage = api.include_usage;
+  const bool logprobs = api.opts.logprobs >= 0, usage = api.include_usage;
   auto provider = [=](size_t, httplib::DataSink& sink) {
     std::deque<TokenEvent> events;
     RequestResult result;
@@ -113,14 +113,14 @@ void answer_stream(const ApiRequest& api, const std::shared_ptr<Request>& reques
       out = ": keep-alive\n\n";
     }
     if (!sink.write(out.data(), out.size())) {
-      request->cancelled = true;  // the client is gone: free its slot
+      request->cancel();  // the client is gone: free its slot
       return false;
     }
     if (done) sink.done();
     return true;
   };
   res.set_chunked_content_provider("text/event-stream", provider, [request](bool success) {
-    if (!success) request->cancelled = true;
+    if (!success) request->cancel();
   });
   res.set_header("Cache-Control", "no-cache");
 }
@@ -134,29 +134,23 @@ bool HttpServer::client_connected(const httplib::Request& req) const {
 
 void HttpServer::generate(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
   const std::string path = req.path;
-  Model* model = model_.load();
-  Scheduler* sched = scheduler_.load();
+  Engine* engine = engine_.load();
   auto refuse = [&](int status, const std::string& message, const std::string& param = {}) {
     if (status == 503) res.set_header("Retry-After", std::to_string(opts_.retry_after_seconds));
     send_error(res, status, message, error_type(status), param);
     metrics_.request_done(path, status);
   };
-  if (!model || !sched) return refuse(503, "the model is still loading");
+  if (!engine) return refuse(503, "the model is still loading");
   if (stopping_.load()) return refuse(503, "the server is shutting down");
   ApiRequest api;
   try {
-    api = parse_request(endpoint, parse_body(req.body), *model, sched->options().context,
-                        PromptLimits{bytes_per_token_, &stopping_});
+    api = parse_request(endpoint, parse_body(req.body), *engine, PromptLimits{engine->max_bytes_per_token(), &stopping_});
   } catch (const Error& e) {
     if (stopping_.load()) return refuse(503, "the server is shutting down");  // the render was abandoned
     return refuse(http_status(e.code()), e.message(), e.where());
   }
-  auto request = std::make_shared<Request>();
   auto ch = std::make_shared<Channel>();
-  request->prompt = api.prompt;
-  request->opts = api.opts;
-  request->logprobs = api.logprobs;
-  request->on_token = [this, ch](const TokenEvent& e) {
+  auto on_token = [this, ch](const TokenEvent& e) {
     std::lock_guard<std::mutex> lock(ch->mu);
     const double t = now();
     if (ch->t_last == 0) metrics_.first_token(t - ch->t_submit);
@@ -165,7 +159,7 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request& req, httpli
     ch->events.push_back(e);
     ch->cv.notify_one();
   };
-  request->on_done = [this, ch](const RequestResult& r) {
+  auto on_done = [this, ch](const RequestResult& r) {
     metrics_.tokens(r.prompt_tokens, r.completion_tokens);
     std::lock_guard<std::mutex> lock(ch->mu);
     ch->result = r;
@@ -173,15 +167,17 @@ void HttpServer::generate(Endpoint endpoint, const httplib::Request& req, httpli
     ch->cv.notify_one();
   };
   ch->t_submit = now();
+  std::shared_ptr<RequestHandle> request;
   try {
-    if (!sched->submit(request)) {
+    request = engine->submit(api.prompt, api.opts, on_token, on_done);
+    if (!request) {
       if (stopping_.load()) return refuse(503, "the server is shutting down");
       return refuse(503, "the server is at capacity: every slot is busy and the queue is full; retry later");
     }
   } catch (const Error& e) {  // a request that can never run (more KV positions than the pool)
     return refuse(http_status(e.code()), e.message(), e.where());
   }
-  auto builder = std::make_shared<ResponseBuilder>(endpoint, opts_.model_name, *model);
+  auto builder = std::make_shared<ResponseBuilder>(endpoint, opts_.model_name, *engine);
   if (api.stream) {
     metrics_.request_done(path, 200);  // the status goes out before the tokens
     return answer_stream(api, request, ch, builder, res);

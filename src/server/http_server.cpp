@@ -53,11 +53,7 @@ HttpServer::HttpServer(ServerOptions opts) : opts_(std::move(opts)), http_(std::
 
 HttpServer::~HttpServer() { stop(); }
 
-void HttpServer::attach(Model& model, Scheduler& scheduler) {
-  bytes_per_token_ = bytes_per_token_bound(model.tokenizer());
-  scheduler_ = &scheduler;
-  model_ = &model;
-}
+void HttpServer::attach(Engine& engine) { engine_ = &engine; }
 
 bool HttpServer::bind(std::string* error) {
   // httplib listens on a Unix socket in a private directory; the gate owns the public port.
@@ -171,18 +167,18 @@ void HttpServer::routes() {
   });
 
   s.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
-    const bool ready = model_.load() != nullptr;
+    const bool ready = engine_.load() != nullptr;
     res.status = ready ? 200 : 503;
     res.set_content(ready ? R"({"status":"ok"})" : R"({"status":"loading"})", "application/json");
   });
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    Scheduler* sch = scheduler_.load();
-    res.set_content(metrics_.render(sch ? sch->stats() : SchedulerStats{}, model_.load() != nullptr),
+    Engine* e = engine_.load();
+    res.set_content(metrics_.render(e ? e->stats() : EngineStats{}, e != nullptr),
                     "text/plain; version=0.0.4");
   });
   s.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
     ojson list{{"object", "list"}, {"data", ojson::array()}};
-    if (model_.load())
+    if (engine_.load())
       list["data"].push_back(ojson{{"id", opts_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "brisk"}});
     res.set_content(dump(list), "application/json");
     metrics_.request_done(req.path, 200);

@@ -1,8 +1,8 @@
 // The OpenAI-compatible HTTP server (cpp-httplib): /v1/chat/completions and /v1/completions
 // (whole or streamed as server-sent events), /v1/models, /health and /metrics. Each
-// generation request becomes a scheduler Request whose tokens flow back through a channel
+// generation request is submitted to the Engine and its tokens flow back through a channel
 // to the connection's thread; a client that goes away cancels its request, which frees the
-// KV blocks at the scheduler's next step. Errors are OpenAI-style JSON with the right status.
+// KV blocks at the engine's next step. Errors are OpenAI-style JSON with the right status.
 // Clients reach it through the Gate (gate.hpp), which owns the public port, takes in whole
 // requests without a thread per connection, and forwards them over a private Unix socket.
 #pragma once
@@ -13,8 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "engine/scheduler.hpp"
-#include "model/model.hpp"
+#include "brisk/brisk.hpp"
 #include "server/gate.hpp"
 #include "server/metrics.hpp"
 #include "server/openai_schema.hpp"
@@ -50,7 +49,7 @@ class HttpServer {
 
   // Serving starts before the model is loaded: /health answers "loading" (503) and
   // generation requests 503 until attach().
-  void attach(Model& model, Scheduler& scheduler);
+  void attach(Engine& engine);
   // Binds the address; false (with the reason in *error) when it cannot.
   bool bind(std::string* error);
   // Serves until stop(); call after bind().
@@ -70,9 +69,7 @@ class HttpServer {
 
   ServerOptions opts_;
   std::unique_ptr<httplib::Server> http_;
-  std::atomic<Model*> model_{nullptr};
-  std::atomic<Scheduler*> scheduler_{nullptr};
-  size_t bytes_per_token_ = 0;            // set by attach() before model_: see bytes_per_token_bound
+  std::atomic<Engine*> engine_{nullptr};
   std::atomic<bool> stopping_{false};     // shutdown: chat template renders in progress stop
   Metrics metrics_;
   std::unique_ptr<Gate> gate_;  // the public port (see gate.hpp)

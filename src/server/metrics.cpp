@@ -68,7 +68,7 @@ void Metrics::tokens(int64_t prompt, int64_t generated) {
   generated_tokens_ += uint64_t(generated);
 }
 
-std::string Metrics::render(const SchedulerStats& s, bool ready) const {
+std::string Metrics::render(const EngineStats& s, bool ready) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   metric(out, "brisk_requests_total", "counter", "HTTP requests answered, by endpoint and status code.");
@@ -85,11 +85,11 @@ std::string Metrics::render(const SchedulerStats& s, bool ready) const {
   ttft_.write(out, "brisk_time_to_first_token_seconds");
   metric(out, "brisk_inter_token_latency_seconds", "histogram", "Between consecutive tokens of a stream.");
   itl_.write(out, "brisk_inter_token_latency_seconds");
-  single(out, "brisk_queue_depth", "gauge", "Requests waiting for a slot or for KV blocks.", int64_t(s.waiting));
+  single(out, "brisk_queue_depth", "gauge", "Requests waiting for a slot or for KV blocks (preempted ones included).", int64_t(s.waiting));
   single(out, "brisk_running_sequences", "gauge", "Sequences in the running batch.", int64_t(s.running));
   single(out, "brisk_kv_slots_used", "gauge",
-         "KV cache slots (one per running sequence) in use.", int64_t(s.slots_used));
-  single(out, "brisk_kv_slots_free", "gauge", "KV cache slots free.", int64_t(s.slots_total - s.slots_used));
+         "KV cache slots (one per running sequence) in use.", int64_t(s.running));
+  single(out, "brisk_kv_slots_free", "gauge", "KV cache slots free.", int64_t(s.slots_total) - int64_t(s.running));
   single(out, "brisk_kv_blocks_used", "gauge",
          "KV cache blocks held by running sequences (shared blocks once).", int64_t(s.kv_blocks_used));
   single(out, "brisk_kv_blocks_free", "gauge",
@@ -106,6 +106,9 @@ std::string Metrics::render(const SchedulerStats& s, bool ready) const {
   single(out, "brisk_kv_positions_used", "gauge",
          "KV cache positions holding prompt or generated tokens.", int64_t(s.kv_positions_used));
   single(out, "brisk_kv_positions_total", "gauge", "KV cache positions in all.", int64_t(s.kv_positions_total));
+  single(out, "brisk_preemptions_total", "counter",
+         "Running sequences whose KV blocks were taken back when the pool ran dry (recomputed later).",
+         int64_t(s.preemptions));
   metric(out, "brisk_ready", "gauge", "1 once the model is loaded.");
   out += std::string("brisk_ready ") + (ready ? "1" : "0") + "\n";
   return out;

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/scheduler.hpp"
+#include "brisk/types.hpp"
 
 namespace brisk::server {
 
@@ -37,7 +37,7 @@ class Metrics {
   void first_token(double seconds);
   void inter_token(double seconds);
   void tokens(int64_t prompt, int64_t generated);
-  std::string render(const SchedulerStats& s, bool ready) const;
+  std::string render(const EngineStats& s, bool ready) const;
 
  private:
   mutable std::mutex mu_;

@@ -127,8 +127,28 @@ ojson parse_body(const std::string& body) {
   }
 }
 
-ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context,
-                         const PromptLimits& limits) {
+// OpenAI's logit_bias: {"token id": bias in [-100, 100]}.
+std::vector<std::pair<int32_t, float>> logit_bias(const ojson& body, int64_t vocab) {
+  std::vector<std::pair<int32_t, float>> out;
+  const ojson* lb = json_field(body, "logit_bias");
+  if (!lb) return out;
+  if (!lb->is_object()) bad_field("logit_bias", "'logit_bias' must be an object of token ids to biases");
+  for (const auto& [key, value] : lb->items()) {
+    int64_t id = -1;
+    const bool digits = !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) id = std::stoll(key);
+    if (id < 0 || id >= vocab) bad_field("logit_bias", "'logit_bias' key '" + key + "' is not a token id of this model");
+    if (!value.is_number()) bad_field("logit_bias", "'logit_bias' values must be numbers");
+    const double b = value.get<double>();
+    if (!(b >= -100 && b <= 100)) bad_field("logit_bias", "'logit_bias' values must be in [-100, 100]");
+    out.emplace_back(int32_t(id), float(b));
+  }
+  return out;
+}
+
+ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Engine& engine, const PromptLimits& limits) {
+  const int64_t context = engine.options().context;
+  const int64_t vocab = engine.model_info().vocab;
   if (!body.is_object()) bad_field("", "the request body must be a JSON object");
   ApiRequest r;
   r.endpoint = endpoint;
@@ -139,27 +159,22 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
   if (integer(body, "n", 1, 1, 1) != 1) bad_field("n", "only n = 1 is supported");
   refuse_unimplemented_fields(endpoint, body);
   const std::string param = endpoint == Endpoint::Chat ? "messages" : "prompt";
-  const Tokenizer& tok = model.tokenizer();
   if (endpoint == Endpoint::Chat) {
     ojson extra = ojson::object();
-    if (tok.bos_id() >= 0) extra["bos_token"] = tok.token_text(tok.bos_id());
-    if (!tok.eos_ids().empty()) extra["eos_token"] = tok.token_text(tok.eos_ids()[0]);
     if (ojson tools = checked_tools(body); !tools.is_null()) extra["tools"] = std::move(tools);
-    jinja::RenderLimits render_limits;
-    render_limits.cancel = limits.cancel;
-    const std::string text = model.chat_template().render(normalize_messages(body), true, extra, render_limits);
+    const std::string text = engine.render_chat(dump(normalize_messages(body)), dump(extra), limits.cancel);
     check_prompt_bytes(text.size(), limits.bytes_per_token, context, param);
-    r.prompt = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
+    r.prompt = engine.tokenize(text, /*add_special=*/false, /*parse_special=*/true);
   } else {
     const ojson* p = json_field(body, "prompt");
     if (!p) bad_field("prompt", "'prompt' is required");
     if (p->is_string()) {
       check_prompt_bytes(p->get_ref<const std::string&>().size(), limits.bytes_per_token, context, param);
-      r.prompt = tok.encode(p->get<std::string>(), true, true);
+      r.prompt = engine.tokenize(p->get<std::string>(), true, true);
     } else if (p->is_array() && !p->empty() && std::all_of(p->begin(), p->end(), [](const ojson& x) { return x.is_number_integer(); })) {
       for (const auto& x : *p) {
         const int64_t id = x.get<int64_t>();
-        if (id < 0 || id >= model.hparams().vocab) bad_field("prompt", "token id " + std::to_string(id) + " is out of range");
+        if (id < 0 || id >= vocab) bad_field("prompt", "token id " + std::to_string(id) + " is out of range");
         r.prompt.push_back(int32_t(id));
       }
     } else {
@@ -172,7 +187,11 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
   check_prompt_tokens(r.prompt.size(), context, param);
 
   // Token budget: OpenAI's names for it; chat defaults to the rest of the context.
-  const int64_t room = std::max<int64_t>(1, context - int64_t(r.prompt.size()));
+  // (blocks are taken as a sequence grows, so the default costs no memory up front; it is
+  // bounded by the whole KV pool, which one sequence may not outgrow)
+  const EngineOptions& eo = engine.options();
+  const int64_t positions = std::min<int64_t>(context, eo.kv_blocks * eo.kv_block_size);
+  const int64_t room = std::max<int64_t>(1, positions - int64_t(r.prompt.size()));
   int64_t max_tokens = endpoint == Endpoint::Chat ? room : 16;
   max_tokens = integer(body, "max_tokens", 1, INT32_MAX, max_tokens);
   max_tokens = integer(body, "max_completion_tokens", 1, INT32_MAX, max_tokens);
@@ -189,6 +208,7 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
   sp.repeat_penalty = float(number(body, "repetition_penalty", 0.01, 10, 1));
   sp.repeat_last_n = sp.presence_penalty != 0.f || sp.frequency_penalty != 0.f || sp.repeat_penalty != 1.f ? -1 : 0;
   if (json_field(body, "seed")) sp.seed = uint64_t(integer(body, "seed", INT64_MIN, INT64_MAX, 0));
+  sp.logit_bias = logit_bias(body, vocab);
   r.opts.stop = stop_strings(body);
   r.opts.ignore_eos = boolean(body, "ignore_eos", false);  // an extension (llama.cpp's): for benchmarks
 
@@ -196,10 +216,10 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
     const bool lp = boolean(body, "logprobs", false);
     const int64_t top = integer(body, "top_logprobs", 0, 20, 0);
     if (json_field(body, "top_logprobs") && !lp) bad_field("top_logprobs", "'top_logprobs' needs 'logprobs': true");
-    r.logprobs = lp ? int(top) : -1;
+    r.opts.logprobs = lp ? int(top) : -1;
   } else if (const ojson* lp = json_field(body, "logprobs")) {
-    if (lp->is_boolean()) r.logprobs = lp->get<bool>() ? 0 : -1;
-    else r.logprobs = int(integer(body, "logprobs", 0, 20, 0));
+    if (lp->is_boolean()) r.opts.logprobs = lp->get<bool>() ? 0 : -1;
+    else r.opts.logprobs = int(integer(body, "logprobs", 0, 20, 0));
   }
   r.stream = boolean(body, "stream", false);
   if (const ojson* so = json_field(body, "stream_options")) {
@@ -209,10 +229,10 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& mode
   return r;
 }
 
-ResponseBuilder::ResponseBuilder(Endpoint endpoint, std::string model_name, const Model& model)
+ResponseBuilder::ResponseBuilder(Endpoint endpoint, std::string model_name, const Engine& engine)
     : endpoint_(endpoint),
       model_name_(std::move(model_name)),
-      model_(model),
+      engine_(engine),
       id_(random_id(endpoint == Endpoint::Chat ? "chatcmpl-" : "cmpl-")),
       created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                    .count()) {}
@@ -220,7 +240,7 @@ ResponseBuilder::ResponseBuilder(Endpoint endpoint, std::string model_name, cons
 TokenOut ResponseBuilder::token_out(const TokenEvent& e) const {
   TokenOut t;
   t.id = e.id;
-  const std::string raw = model_.tokenizer().token_bytes(e.id);
+  const std::string raw = engine_.token_bytes(e.id);
   t.text = utf8::lossy(raw);
   t.bytes.assign(raw.begin(), raw.end());
   t.logprob = e.logprob;
@@ -250,7 +270,7 @@ ojson ResponseBuilder::envelope(bool chunk) const {
 ojson ResponseBuilder::logprobs_json(const std::vector<TokenOut>& tokens, size_t text_offset) const {
   if (endpoint_ == Endpoint::Chat) {
     auto entry = [&](int32_t id, float lp) {
-      const std::string raw = model_.tokenizer().token_bytes(id);
+      const std::string raw = engine_.token_bytes(id);
       std::vector<int> bytes;
       for (unsigned char c : raw) bytes.push_back(c);
       ojson e;
@@ -275,7 +295,7 @@ ojson ResponseBuilder::logprobs_json(const std::vector<TokenOut>& tokens, size_t
     out["tokens"].push_back(t.text);
     out["token_logprobs"].push_back(t.logprob);
     ojson top = ojson::object();
-    for (const auto& [id, lp] : t.top) top[utf8::lossy(model_.tokenizer().token_bytes(id))] = lp;
+    for (const auto& [id, lp] : t.top) top[utf8::lossy(engine_.token_bytes(id))] = lp;
     out["top_logprobs"].push_back(std::move(top));
     out["text_offset"].push_back(offset);
     offset += t.text.size();

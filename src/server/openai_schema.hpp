@@ -1,5 +1,5 @@
 // The OpenAI API's JSON, both ways: request bodies of /v1/chat/completions and
-// /v1/completions checked field by field and turned into a scheduler Request (the chat
+// /v1/completions checked field by field and turned into an engine request (the chat
 // messages rendered through the model's chat template and tokenized), and the response
 // bodies and stream chunks in exactly OpenAI's shape. No HTTP here (http_server.cpp).
 #pragma once
@@ -12,8 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/request.hpp"
-#include "model/model.hpp"
+#include "brisk/brisk.hpp"
 
 namespace brisk::server {
 
@@ -27,8 +26,7 @@ struct ApiRequest {
   Endpoint endpoint = Endpoint::Chat;
   std::string model;
   std::vector<int32_t> prompt;
-  GenerateOptions opts;
-  int logprobs = -1;  // -1: off; else alternatives per token
+  GenerateOptions opts;  // opts.logprobs: -1 off, else alternatives per token
   bool stream = false;
   bool include_usage = false;
 };
@@ -40,14 +38,13 @@ ojson parse_body(const std::string& body);
 
 // What bounds the work of turning a body into a prompt.
 struct PromptLimits {
-  size_t bytes_per_token = 0;                 // bytes_per_token_bound(): longer text is refused untokenized
+  size_t bytes_per_token = 0;                 // Engine::max_bytes_per_token(): longer text is refused untokenized
   const std::atomic<bool>* cancel = nullptr;  // set: a chat template render stops (shutdown)
 };
 
-// context: the scheduler's positions per sequence (bounds the default max_tokens; a prompt
-// that leaves no room to generate is refused, where = "messages" or "prompt").
-ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Model& model, int64_t context,
-                         const PromptLimits& limits = {});
+// The engine's positions per sequence bound the default max_tokens; a prompt that leaves no
+// room to generate is refused (where = "messages" or "prompt").
+ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Engine& engine, const PromptLimits& limits = {});
 
 // One generated token as the response shows it.
 struct TokenOut {
@@ -60,7 +57,7 @@ struct TokenOut {
 
 class ResponseBuilder {
  public:
-  ResponseBuilder(Endpoint endpoint, std::string model_name, const Model& model);
+  ResponseBuilder(Endpoint endpoint, std::string model_name, const Engine& engine);
 
   // The whole non-streamed response.
   ojson complete(const std::string& text, const std::vector<TokenOut>& tokens, bool logprobs,
@@ -81,7 +78,7 @@ class ResponseBuilder {
 
   Endpoint endpoint_;
   std::string model_name_;
-  const Model& model_;
+  const Engine& engine_;
   std::string id_;
   int64_t created_;
 };

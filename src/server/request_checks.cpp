@@ -44,8 +44,6 @@ void check_tool(const ojson& t) {
 }  // namespace
 
 void refuse_unimplemented_fields(Endpoint endpoint, const ojson& body) {
-  const ojson* lb = json_field(body, "logit_bias");
-  only_noop(body, "logit_bias", lb && lb->is_object() && lb->empty(), "an empty object");
   if (endpoint == Endpoint::Completion) {
     only_noop(body, "best_of", is(json_field(body, "best_of"), 1), "1");
     return;
@@ -71,18 +69,6 @@ ojson checked_tools(const ojson& body) {
   for (const ojson& t : *tools) check_tool(t);
   if (tools->empty() || is(json_field(body, "tool_choice"), "none")) return nullptr;
   return *tools;
-}
-
-size_t bytes_per_token_bound(const Tokenizer& tok) {
-  bool byte_covered[256] = {};
-  size_t longest = 1;
-  for (int32_t id = 0; id < tok.vocab_size(); ++id) {
-    const std::string b = tok.token_bytes(id);
-    if (b.size() == 1) byte_covered[static_cast<unsigned char>(b[0])] = true;
-    longest = std::max(longest, b.size());
-  }
-  if (!std::all_of(std::begin(byte_covered), std::end(byte_covered), [](bool c) { return c; })) return 0;
-  return 3 * longest;
 }
 
 void check_prompt_bytes(size_t bytes, size_t bytes_per_token, int64_t context, const std::string& param) {

@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/tokenizer.hpp"
 
 namespace brisk::server {
 
@@ -32,12 +31,6 @@ void refuse_unimplemented_fields(Endpoint endpoint, const nlohmann::ordered_json
 // "description"?, "parameters"?, "strict"?}}); null when absent, empty, or tool_choice is
 // "none" (the template then offers no tools).
 nlohmann::ordered_json checked_tools(const nlohmann::ordered_json& body);
-
-// The most bytes of text one token can stand for, with slack for normalisation (NFC can
-// shrink text up to 3:1), or 0 when no bound holds (a vocabulary without a token for every
-// byte may fold a run of unknown characters into one <unk>). Text of more than
-// (context - 1) * this bytes cannot fit the context.
-size_t bytes_per_token_bound(const Tokenizer& tok);
 
 // Throws the context-length error (where = param) when text of `bytes` bytes cannot fit.
 void check_prompt_bytes(size_t bytes, size_t bytes_per_token, int64_t context, const std::string& param);

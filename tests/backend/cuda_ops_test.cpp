@@ -60,7 +60,7 @@ class CudaOps : public ::testing::Test {
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device (scripts/gpu-check runs these on a GPU)";
     gpu_ = make_cuda_backend(0);
-    exact_ = make_cuda_backend(0, true);
+    exact_ = make_cuda_backend(0, CudaOptions{true});
     cpu_ = make_cpu_backend(1, false);
   }
 

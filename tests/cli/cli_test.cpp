@@ -100,7 +100,7 @@ TEST_F(Cli, BadInputGivesAClearErrorAndExitStatus1) {
   for (size_t i = 0; i < long_prompt.size(); i += 2) long_prompt[i] = ' ';
   r = brisk("run -m " + *model + " -c 32 -p '" + long_prompt + "'");
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("the context holds 32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the context is 32"), std::string::npos) << r.out;
 
   r = brisk("run -m " + *model + " -p hi --temp -1");
   EXPECT_EQ(r.status, 2);

@@ -6,25 +6,31 @@
 #include <filesystem>
 
 #include "base/error.hpp"
-#include "model/model.hpp"
+#include "brisk/brisk.hpp"
 #include "model/synthetic.hpp"
 #include "server/openai_schema.hpp"
 
 using namespace brisk;
 
 namespace {
-Model& model() {
-  static std::unique_ptr<Backend> backend = make_cpu_backend(1);
-  static std::unique_ptr<Model> m = [] {
+// A one-slot engine over a small synthetic Qwen2 with its real chat template.
+Engine& engine() {
+  static std::unique_ptr<Engine> e = [] {
     const auto path = std::filesystem::temp_directory_path() / ("brisk-fuzz-model-" + std::to_string(::getpid()) + ".gguf");
     SyntheticSpec spec;
     spec.arch = "qwen2";
     write_synthetic_checkpoint(spec, path.string());
-    auto loaded = Model::load(path.string(), *backend);
+    LoadOptions lo;
+    lo.device = "cpu";
+    lo.threads = 1;
+    EngineOptions eo;
+    eo.parallel = 1;
+    eo.context = 256;
+    auto made = Engine::open(path.string(), lo, eo);
     std::filesystem::remove(path);
-    return loaded;
+    return made;
   }();
-  return *m;
+  return *e;
 }
 }  // namespace
 
@@ -38,14 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   try {
-    const server::ApiRequest r = server::parse_request(endpoint, body, model(), 256);
-    server::ResponseBuilder b(endpoint, r.model, model());
+    const server::ApiRequest r = server::parse_request(endpoint, body, engine());
+    server::ResponseBuilder b(endpoint, r.model, engine());
     RequestResult res;
     res.finish_reason = "stop";
     TokenEvent e;
     e.id = r.prompt.back();
     e.top = {{e.id, -0.5f}};
-    b.complete("x", {b.token_out(e)}, r.logprobs >= 0, res).dump(-1, ' ', false, server::ojson::error_handler_t::replace);
+    b.complete("x", {b.token_out(e)}, r.opts.logprobs >= 0, res).dump(-1, ' ', false, server::ojson::error_handler_t::replace);
   } catch (const Error&) {
   }
   return 0;

@@ -11,8 +11,9 @@
 #include <cmath>
 
 #include "base/error.hpp"
-#include "engine/device.hpp"
-#include "engine/generator.hpp"
+#include "backend/factory.hpp"
+#include "engine/score.hpp"
+#include "engine_helpers.hpp"
 #include "engine/model_runner.hpp"
 #include "model/model.hpp"
 #include "model/synthetic.hpp"
@@ -41,12 +42,11 @@ double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
 }
 
 std::vector<int32_t> greedy(Model& m, const std::vector<int32_t>& prompt, int n) {
-  Session s(m, 256);
   GenerateOptions g;
   g.max_tokens = n;
   g.sampling.temperature = 0;
   g.ignore_eos = true;
-  return s.generate(prompt, g).tokens;
+  return test::generate(m, prompt, g).tokens;
 }
 
 // Empty when `got` is `want`, or parts from it only where the oracle's logits of the two
@@ -59,8 +59,7 @@ std::string same_or_near_tie(Model& oracle, const std::vector<int32_t>& prompt, 
   if (i == want.size() || i == got.size()) return "lengths differ";
   std::vector<int32_t> ctx(prompt);
   ctx.insert(ctx.end(), want.begin(), want.begin() + int64_t(i));
-  Session s(oracle, 256);
-  const auto all = s.prompt_logits(ctx);
+  const auto all = score_tokens(oracle, ctx);
   const int64_t V = oracle.hparams().vocab;
   const float* l = all.data() + (int64_t(ctx.size()) - 1) * V;
   double ss = 0;
@@ -85,16 +84,15 @@ TEST_P(CudaForward, MatchesTheCpuOracle) {
   write_synthetic_checkpoint(spec, path);
 
   auto cpu = make_cpu_backend(0, false);
-  auto exact = make_cuda_backend(0, true);
-  auto fast = make_cuda_backend(0, false);
+  auto exact = make_cuda_backend(0, CudaOptions{true});
+  auto fast = make_cuda_backend(0, CudaOptions{false});
   auto mc = Model::load(path, *cpu), me = Model::load(path, *exact), mf = Model::load(path, *fast);
 
   std::vector<int32_t> prompt;
   for (int i = 0; i < 40; ++i) prompt.push_back(int32_t((i * 37 + 11) % mc->hparams().vocab));
-  Session sc(*mc, 128), se(*me, 128), sf(*mf, 128);
-  auto ref = sc.prompt_logits(prompt);
-  EXPECT_LT(rel_err(se.prompt_logits(prompt), ref), 1e-4) << "exact";
-  EXPECT_LT(rel_err(sf.prompt_logits(prompt), ref), 3e-2) << "fast";
+  auto ref = score_tokens(*mc, prompt);
+  EXPECT_LT(rel_err(score_tokens(*me, prompt), ref), 1e-4) << "exact";
+  EXPECT_LT(rel_err(score_tokens(*mf, prompt), ref), 3e-2) << "fast";
 
   const std::vector<int32_t> short_prompt(prompt.begin(), prompt.begin() + 6);
   auto want = greedy(*mc, short_prompt, 32);
@@ -133,10 +131,14 @@ TEST(CudaPackedPrefill, MatchesEachPromptAlone) {
     prompts.emplace_back();
     for (int64_t i = 0; i < lengths[p]; ++i) prompts.back().push_back(int32_t((i * 31 + p * 7 + 3) % V));
   }
-  KvCache kv = tf.new_kv_cache(128, int(lengths.size()));
   std::vector<std::vector<float>> alone;
   {
-    ModelRunner runner(tf, kv, int(lengths.size()), 128);
+    RunnerConfig rc;
+    rc.context = 128;
+    rc.slots = int(lengths.size());
+    rc.max_batch = int(lengths.size());
+    rc.min_scratch = 128;
+    ModelRunner runner(tf, rc);
     for (size_t p = 0; p < prompts.size(); ++p) {
       runner.prefill(prompts[p].data(), int64_t(prompts[p].size()), 0, int32_t(p), RowSampling{});
       alone.emplace_back(size_t(V));
@@ -176,7 +178,6 @@ TEST(CudaPackedPrefill, MatchesEachPromptAlone) {
       }
     }
   }
-  tf.free_kv_cache(kv);
 }
 
 // A model too large for the GPU, or a context too long for its memory: a clear error.

@@ -12,7 +12,8 @@
 
 #include "backend/backend.hpp"
 #include "base/error.hpp"
-#include "engine/generator.hpp"
+#include "engine/score.hpp"
+#include "engine_helpers.hpp"
 #include "model/model.hpp"
 #include "model/synthetic.hpp"
 #include "test_paths.hpp"
@@ -50,12 +51,11 @@ std::string make_model(const std::string& arch, const std::string& format, DType
 }
 
 std::vector<int32_t> greedy(Model& m, const std::vector<int32_t>& prompt, int n) {
-  Session s(m, 256);
   GenerateOptions g;
   g.max_tokens = n;
   g.sampling.temperature = 0;
   g.ignore_eos = true;
-  return s.generate(prompt, g).tokens;
+  return test::generate(m, prompt, g).tokens;
 }
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -75,8 +75,7 @@ TEST_P(ForwardTest, MatchesTransformers) {
   Fixture fx = load_fixture(arch);
   auto backend = make_cpu_backend(2);
   auto model = Model::load(make_model(arch, format), *backend);
-  Session s(*model, 256);
-  std::vector<float> logits = s.prompt_logits(fx.tokens);
+  std::vector<float> logits = score_tokens(*model, fx.tokens);
   float d = max_abs_diff(logits, fx.logits);
   EXPECT_LT(d, kLogitTolerance) << arch << " " << format;
   EXPECT_EQ(greedy(*model, fx.tokens, int(fx.greedy.size())), fx.greedy) << arch << " " << format;
@@ -95,8 +94,7 @@ TEST(Forward, ThreadCountDoesNotChangeResults) {
   for (int threads : {1, 2, 3}) {
     auto backend = make_cpu_backend(threads);
     auto model = Model::load(path, *backend);
-    Session s(*model, 256);
-    auto logits = s.prompt_logits(prompt);
+    auto logits = score_tokens(*model, prompt);
     if (ref.empty())
       ref = logits;
     else
@@ -110,8 +108,7 @@ TEST(Forward, DecodeStepsEqualPrefill) {
     auto backend = make_cpu_backend(2);
     auto model = Model::load(make_model(arch, "gguf", DType::Q8_0), *backend);
     std::vector<int32_t> prompt = {1, 17, 300, 42, 99, 7, 256, 3, 11, 12, 13};
-    Session s(*model, 64);
-    auto all = s.prompt_logits(prompt);
+    auto all = score_tokens(*model, prompt);
     Transformer& t = model->transformer();
     KvCache kv = t.new_kv_cache(64);
     const int64_t V = model->hparams().vocab;
@@ -164,13 +161,11 @@ TEST(Forward, QuantizedWeightsStayClose) {
   std::vector<int32_t> prompt = {1, 5, 9, 200, 301, 77};
   auto backend = make_cpu_backend(2);
   auto ref_model = Model::load(make_model("qwen2", "gguf", DType::F32), *backend);
-  Session ref_s(*ref_model, 64);
-  auto ref = ref_s.prompt_logits(prompt);
+  auto ref = score_tokens(*ref_model, prompt);
   for (DType dt : {DType::F16, DType::BF16, DType::Q8_0, DType::Q6_K, DType::Q5_K, DType::Q4_K, DType::Q5_0, DType::Q4_0}) {
     if (dt == DType::Q6_K || dt == DType::Q5_K || dt == DType::Q4_K) continue;  // hidden 64 < 256-element blocks
     auto m = Model::load(make_model("qwen2", "gguf", dt), *backend);
-    Session s(*m, 64);
-    auto logits = s.prompt_logits(prompt);
+    auto logits = score_tokens(*m, prompt);
     double err = 0, norm = 0;
     for (size_t i = 0; i < ref.size(); ++i) err += (logits[i] - ref[i]) * (logits[i] - ref[i]), norm += ref[i] * ref[i];
     EXPECT_LT(std::sqrt(err / norm), 0.25) << dtype_name(dt);
@@ -180,20 +175,20 @@ TEST(Forward, QuantizedWeightsStayClose) {
 TEST(Forward, ErrorsAreClear) {
   auto backend = make_cpu_backend(1);
   auto model = Model::load(make_model("llama", "gguf"), *backend);
-  Session s(*model, 16);
   GenerateOptions g;
-  EXPECT_THROW(s.generate({}, g), Error);
+  EXPECT_THROW(test::generate(*model, {}, g, 16), Error);
   std::vector<int32_t> long_prompt(16, 5);
   try {
-    s.generate(long_prompt, g);
+    test::generate(*model, long_prompt, g, 16);
     FAIL() << "a prompt as long as the context must be refused";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kLimit);
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(e.what()).find("16 tokens"), std::string::npos) << e.what();
   }
   std::vector<int32_t> bad_id = {1, 100000};
-  EXPECT_THROW(s.generate(bad_id, g), Error);
-  EXPECT_THROW(Session(*model, 1 << 20), Error);  // beyond the trained context
+  EXPECT_THROW(test::generate(*model, bad_id, g, 16), Error);
+  EXPECT_THROW(score_tokens(*model, bad_id), Error);
+  EXPECT_THROW(test::generate(*model, {1}, g, 1 << 20), Error);  // beyond the trained context
 }
 
 TEST(Forward, UnknownArchitectureAndSizeAreRefused) {

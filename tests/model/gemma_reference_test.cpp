@@ -14,8 +14,9 @@
 
 #include "backend/backend.hpp"
 #include "base/error.hpp"
-#include "engine/device.hpp"
-#include "engine/generator.hpp"
+#include "backend/factory.hpp"
+#include "engine/score.hpp"
+#include "engine_helpers.hpp"
 #include "model/model.hpp"
 #include "test_paths.hpp"
 
@@ -40,14 +41,14 @@ struct GemmaReference : ::testing::TestWithParam<std::string> {
     if (loaded != dev) {
       delete model;
       delete backend;
-      backend = make_backend(DeviceOptions{dev == "cpu" ? "cpu" : "cuda", 0, dev != "cuda"}).release();
+      backend = make_backend(BackendOptions{dev == "cpu" ? "cpu" : "cuda", 0, dev != "cuda"}).release();
       model = Model::load(test::default_model_path(), *backend).release();
       loaded = dev;
     }
   }
   static bool has_gpu() {
     try {
-      return built_with_cuda() && make_backend(DeviceOptions{"cuda", 0, false}) != nullptr;
+      return built_with_cuda() && make_backend(BackendOptions{"cuda", 0, false}) != nullptr;
     } catch (const Error&) {
       return false;
     }
@@ -69,12 +70,11 @@ TEST_P(GemmaReference, GreedyContinuationsMatch) {
   for (const auto& p : (*ref)["prompts"]) {
     auto prompt = p["prompt_ids"].get<std::vector<int32_t>>();
     auto expect = p["greedy_ids"].get<std::vector<int32_t>>();
-    Session s(*model, 256);
     GenerateOptions g;
     g.max_tokens = int(expect.size());
     g.sampling.temperature = 0;
     g.ignore_eos = true;
-    const auto got = s.generate(prompt, g).tokens;
+    const auto got = test::generate(*model, prompt, g).tokens;
     if (GetParam() != "cuda") {
       EXPECT_EQ(got, expect) << p["name"];
       continue;
@@ -104,8 +104,7 @@ TEST_P(GemmaReference, LogitsMatchAlongTheReferencePath) {
     auto seq = p["prompt_ids"].get<std::vector<int32_t>>();
     const size_t n_prompt = seq.size();
     for (int32_t id : p["greedy_ids"]) seq.push_back(id);
-    Session s(*model, 256);
-    auto logits = s.prompt_logits(seq);  // teacher-forced: one prefill over prompt + reference tokens
+    auto logits = score_tokens(*model, seq);  // teacher-forced: one prefill over prompt + reference tokens
     const auto& steps = p["topk"];
     for (size_t step = 0; step < steps.size(); ++step) {
       const float* row = logits.data() + (n_prompt - 1 + step) * size_t(V);
@@ -130,11 +129,10 @@ TEST_P(GemmaReference, SampledRunsAreReproducible) {
   g.ignore_eos = true;
   g.sampling.temperature = 0.9f;
   g.sampling.seed = 1234;
-  Session s(*model, 256);
-  auto a = s.generate(prompt, g).tokens, b = s.generate(prompt, g).tokens;
+  auto a = test::generate(*model, prompt, g).tokens, b = test::generate(*model, prompt, g).tokens;
   EXPECT_EQ(a, b);
   g.sampling.seed = 99;
-  EXPECT_NE(s.generate(prompt, g).tokens, a) << "a different seed should change a 48-token sample";
+  EXPECT_NE(test::generate(*model, prompt, g).tokens, a) << "a different seed should change a 48-token sample";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GemmaReference, ::testing::Values("cpu", "cuda", "cuda-exact"),

@@ -194,7 +194,9 @@ REFUSED = [
      "response_format"),
     ("chat", {"tool_choice": "required"}, "tool_choice"),
     ("chat", {"tool_choice": {"type": "function", "function": {"name": "f"}}}, "tool_choice"),
-    ("chat", {"logit_bias": {"42": 100}}, "logit_bias"),
+    ("chat", {"logit_bias": {"forty-two": 100}}, "logit_bias"),
+    ("chat", {"logit_bias": {"42": 101}}, "logit_bias"),
+    ("chat", {"logit_bias": [42, 100]}, "logit_bias"),
     ("chat", {"parallel_tool_calls": False}, "parallel_tool_calls"),
     ("chat", {"functions": [{"name": "f"}]}, "functions"),
     ("chat", {"tools": [1, "x", None]}, "tools"),
@@ -202,7 +204,8 @@ REFUSED = [
     ("chat", {"tools": [{"type": "function", "function": {}}]}, "tools"),
     ("chat", {"tools": [{"type": "retrieval"}]}, "tools"),
     ("completions", {"best_of": 2}, "best_of"),
-    ("completions", {"logit_bias": {"42": -100}}, "logit_bias"),
+    ("completions", {"logit_bias": {"999999999": -100}}, "logit_bias"),
+    ("completions", {"logit_bias": {"42": "ban"}}, "logit_bias"),
 ]
 
 ACCEPTED = [

@@ -192,16 +192,13 @@ void launch_decode(const float* q, const KvCache& kv, int layer, int64_t n, cons
   launch_decode_group<D, 4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
 }
 
-// BRISK_DECODE_ATTN=float keeps the fast mode on the float kernel (to compare the two).
-bool float_decode_forced() {
-  static const bool forced = [] {
-    const char* e = std::getenv("BRISK_DECODE_ATTN");
-    return e && std::string(e) == "float";
-  }();
+}  // namespace
+
+// CudaOptions::float_decode_attention keeps the fast mode on the float kernel (to compare the two).
+bool& float_decode_forced() {
+  static bool forced = false;
   return forced;
 }
-
-}  // namespace
 
 // Keys per split at least (decode_split.cuh): a block's 4 warps get a 16-key tile each at
 // least; from 256 (token, KV head) pairs, when the GPU is full of blocks anyway, two each.

@@ -16,8 +16,8 @@ int cuda_device_count() {
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int device, bool exact) {
-  return std::make_unique<cuda::CudaBackend>(device, exact);
+std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options) {
+  return std::make_unique<cuda::CudaBackend>(device, options);
 }
 
 namespace cuda {
@@ -78,7 +78,8 @@ void repack_rows(DType t, const uint8_t* src, uint64_t src_rb, uint8_t* dst, uin
 
 }  // namespace
 
-CudaBackend::CudaBackend(int device, bool exact) : device_(device), exact_(exact) {
+CudaBackend::CudaBackend(int device, const CudaOptions& options) : device_(device), exact_(options.exact) {
+  const bool exact = options.exact;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess)
@@ -108,10 +109,10 @@ CudaBackend::CudaBackend(int device, bool exact) : device_(device), exact_(exact
                                              std::to_string(prop.major) + std::to_string(prop.minor));
   name_ = "cuda:" + std::to_string(device) + " (" + prop.name + ", " + sm + ", " + mib(prop.totalGlobalMem) +
           (exact ? ", exact float32" : "") + ")";
-  // Programmatic dependent launch (launch.cuh) where the hardware has it; BRISK_CUDA_PDL=0
-  // turns it off (to measure what it buys, or to rule it out).
-  const char* pdl = std::getenv("BRISK_CUDA_PDL");
-  pdl_enabled() = prop.major >= 9 && !(pdl && std::string(pdl) == "0");
+  // Programmatic dependent launch (launch.cuh) where the hardware has it, unless turned off
+  // (to measure what it buys, or to rule it out).
+  pdl_enabled() = prop.major >= 9 && options.pdl;
+  float_decode_forced() = options.float_decode_attention;
   BRISK_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<Gemm>(stream_);
   BRISK_CUDA_CHECK(cudaMallocHost(&staging_, kStagingBytes));

@@ -11,11 +11,18 @@
 
 namespace brisk {
 
+struct CudaOptions {
+  // float32 operands in prefill GEMMs and attention too (slower; for comparisons with the
+  // CPU oracle), instead of bf16 tensor cores.
+  bool exact = false;
+  bool float_decode_attention = false;  // the fast mode's decode attention on the float kernel
+  bool pdl = true;                      // programmatic dependent launch on sm_90+
+};
+
 // Opens GPU `device` after checking it: a driver new enough for this build, compute
 // capability 7.5 or newer, and machine code for it in this binary. Throws brisk::Error
-// (kUnsupported) saying what is missing. exact: float32 operands in prefill GEMMs and
-// attention too (slower; for comparisons with the CPU oracle), instead of bf16 tensor cores.
-std::unique_ptr<Backend> make_cuda_backend(int device, bool exact = false);
+// (kUnsupported) saying what is missing.
+std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options = {});
 
 // Number of CUDA devices the driver reports (0 when there is no driver or device).
 int cuda_device_count();

@@ -17,7 +17,7 @@ namespace brisk::cuda {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(int device, bool exact);
+  CudaBackend(int device, const CudaOptions& options);
   ~CudaBackend() override;
 
   std::string name() const override { return name_; }
@@ -57,6 +57,7 @@ class CudaBackend final : public Backend {
               int32_t* ids) override;
 
   bool can_capture() const override { return true; }
+  StepDefaults step_defaults() const override { return {64, 2048, 64, true}; }
   void begin_capture() override;
   int end_capture() override;
   void replay(int graph) override;

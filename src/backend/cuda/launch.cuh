@@ -34,6 +34,8 @@ __device__ __forceinline__ void pdl_launch_dependents() {
 
 // Whether launch() sets the PDL attribute; the backend turns it on for sm_90+ devices.
 bool& pdl_enabled();
+// Set by the backend from its options (process-wide, as there is one CUDA backend in use).
+bool& float_decode_forced();
 
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, Args&&... args) {

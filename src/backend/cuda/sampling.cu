@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads)
   ArgMax b = Reduce(tmp.r).Reduce(local, ArgMaxOp());
   if (threadIdx.x == 0) best = b.i == INT32_MAX ? ArgMax{row[0], 0} : b;
   __syncthreads();
-  if (!(p.temperature > 0.f)) {
+  if (!(p.temperature > 0.f) || best.v == -INFINITY) {  // greedy, or every token banned: as sample_row
     if (threadIdx.x == 0) ids[blockIdx.x] = best.i;
     return;
   }

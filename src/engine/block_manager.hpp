@@ -1,9 +1,11 @@
-// The serving scheduler's view of the paged KV pool (vLLM's BlockManager): which blocks are
+// The engine's view of the paged KV pool (vLLM's BlockManager): which blocks are
 // free, which a running sequence holds (reference-counted, since sequences with a common
 // prompt prefix share its full blocks), and which hold a prefix that no sequence uses now
 // but a later prompt may reuse. Those cached blocks are taken back least recently used
 // first, only when no free block is left. A cached block is found by the hash of its
 // tokens chained with its parent's, and checked against its own tokens and parent hash.
+// Blocks are taken as a sequence grows: its prompt's at admission, one more each time
+// decoding crosses into a new block; nothing is reserved for tokens not yet generated.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +16,11 @@
 
 namespace brisk {
 
-class KvBlockPool {
+struct Sequence;
+
+class BlockManager {
  public:
-  KvBlockPool(int64_t n_blocks, int block_size);
+  BlockManager(int64_t n_blocks, int block_size);
 
   int block_size() const { return block_size_; }
   int64_t total() const { return int64_t(blocks_.size()); }
@@ -43,6 +47,19 @@ class KvBlockPool {
   // Drops one reference to each block; unreferenced cached blocks become the most recently
   // used, the others free.
   void release(std::span<const int32_t> blocks);
+
+  // Sequence-level steps. The blocks a sequence needs to run now: its tokens' (less the
+  // cached prefix found, with prefix_cache) and one to grow into.
+  bool can_allocate(const Sequence& s, bool prefix_cache);
+  // Gives a waiting sequence its tokens' blocks, the cached prefix first (never the block of
+  // its last token, whose logits a prefill must produce); sets s.computed past that prefix.
+  void allocate(Sequence& s, bool prefix_cache);
+  // Whether the next decode step of s has a block for its position (taking one if needed
+  // and possible).
+  bool grow(Sequence& s);
+  // Publishes the full blocks of s's computed tokens (with prefix_cache), so a recompute or
+  // a later prompt with the same prefix skips them; then gives all its blocks back.
+  void deallocate(Sequence& s, bool prefix_cache);
 
  private:
   struct Block {

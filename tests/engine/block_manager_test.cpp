@@ -1,6 +1,6 @@
 // The KV block pool on its own: reference counts, the prefix cache's matching (whole blocks
 // only, checked against the tokens), least-recently-used reuse, and exhaustion.
-#include "engine/kv_blocks.hpp"
+#include "engine/block_manager.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@ std::vector<int32_t> tokens(int n, int32_t first) {
   return t;
 }
 
-TEST(KvBlockPool, AllocateAndReleaseCountBlocks) {
-  KvBlockPool pool(6, 4);
+TEST(BlockManager, AllocateAndReleaseCountBlocks) {
+  BlockManager pool(6, 4);
   EXPECT_EQ(pool.blocks_for(0), 0);
   EXPECT_EQ(pool.blocks_for(4), 1);
   EXPECT_EQ(pool.blocks_for(5), 2);
@@ -32,8 +32,8 @@ TEST(KvBlockPool, AllocateAndReleaseCountBlocks) {
   EXPECT_THROW(pool.release(a), Error) << "a second release is a bug, not a silent underflow";
 }
 
-TEST(KvBlockPool, PublishedPrefixIsSharedWholeBlocksOnly) {
-  KvBlockPool pool(8, 4);
+TEST(BlockManager, PublishedPrefixIsSharedWholeBlocksOnly) {
+  BlockManager pool(8, 4);
   const auto prompt = tokens(10, 100);  // two whole blocks and a partial one
   auto a = pool.allocate(3);
   pool.publish(a, prompt, 2);
@@ -57,8 +57,8 @@ TEST(KvBlockPool, PublishedPrefixIsSharedWholeBlocksOnly) {
   EXPECT_EQ(pool.used(), 3);
 }
 
-TEST(KvBlockPool, UnusedCachedBlocksAreReusedLeastRecentlyUsedFirst) {
-  KvBlockPool pool(4, 2);
+TEST(BlockManager, UnusedCachedBlocksAreReusedLeastRecentlyUsedFirst) {
+  BlockManager pool(4, 2);
   const auto p1 = tokens(2, 10), p2 = tokens(2, 20), p3 = tokens(2, 30);
   auto a = pool.allocate(1), b = pool.allocate(1), c = pool.allocate(1);
   pool.publish(a, p1, 1);
@@ -83,8 +83,8 @@ TEST(KvBlockPool, UnusedCachedBlocksAreReusedLeastRecentlyUsedFirst) {
   EXPECT_THROW(pool.allocate(1), Error);
 }
 
-TEST(KvBlockPool, SecondCopyOfAPrefixStaysPrivate) {
-  KvBlockPool pool(4, 2);
+TEST(BlockManager, SecondCopyOfAPrefixStaysPrivate) {
+  BlockManager pool(4, 2);
   const auto p = tokens(4, 50);
   auto a = pool.allocate(2), b = pool.allocate(2);
   pool.publish(a, p, 2);

@@ -1,9 +1,9 @@
-// The continuous-batching scheduler on the CPU backend with a synthetic Llama-shaped model
+// The engine loop (continuous batching) on the CPU backend with a synthetic Llama-shaped model
 // (Q8_0, int8 activations: the serving configuration): many concurrent requests give each
 // exactly the tokens it gets alone; seeds reproduce; cancellation frees the slot; the queue
 // is bounded; impossible requests are refused at once; logprobs and penalties work; prompts
 // with a common prefix share its KV blocks; a small KV pool makes requests wait, not fail.
-#include "engine/scheduler.hpp"
+#include "engine/engine_core.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,12 +15,21 @@
 #include <thread>
 
 #include "base/error.hpp"
-#include "engine/generator.hpp"
 #include "model/synthetic.hpp"
 #include "test_paths.hpp"
 
 namespace brisk {
 namespace {
+
+// parallel sequences of `context` positions, prefill chunks of `chunk`, a queue of `queue`.
+EngineOptions options(int parallel, int64_t context, int64_t chunk, size_t queue) {
+  EngineOptions o;
+  o.parallel = parallel;
+  o.context = context;
+  o.prefill_chunk = chunk;
+  o.max_queue = queue;
+  return o;
+}
 
 class SchedulerTest : public ::testing::Test {
  protected:
@@ -84,7 +93,7 @@ std::vector<int32_t> prompt_for(int i) {
 
 std::vector<int32_t> alone(Model& m, const std::vector<int32_t>& prompt, int max_tokens, float temperature = 0.f,
                            uint64_t seed = 1) {
-  Scheduler s(m, SchedulerOptions{1, 256, 16, 4});
+  EngineCore s(m, options(1, 256, 16, 4));
   Tracked r(prompt, max_tokens, temperature, seed);
   EXPECT_TRUE(s.submit(r.req));
   r.wait();
@@ -98,16 +107,16 @@ TEST_P(SchedulerWarmUpTest, ConcurrentRequestsMatchTheSameRequestAlone) {
   constexpr int kRequests = 32;
   std::vector<std::unique_ptr<Tracked>> runs;
   {
-    SchedulerOptions o{8, 256, 16, 64};
+    EngineOptions o = options(8, 256, 16, 64);
     o.warm_up = GetParam();
-    Scheduler s(*model_, o);
+    EngineCore s(*model_, o);
     for (int i = 0; i < kRequests; ++i) {
       runs.push_back(std::make_unique<Tracked>(prompt_for(i), 12 + i % 5, i % 4 == 3 ? 0.8f : 0.f, 100 + i));
       ASSERT_TRUE(s.submit(runs.back()->req));
     }
     for (auto& r : runs) r->wait();
-    const SchedulerStats st = s.stats();
-    EXPECT_EQ(st.slots_used, 0);
+    const EngineStats st = s.stats();
+    EXPECT_EQ(st.running, 0);
     EXPECT_EQ(st.finished.at("length"), uint64_t(kRequests));
   }
   for (int i = 0; i < kRequests; ++i) {
@@ -124,13 +133,13 @@ INSTANTIATE_TEST_SUITE_P(Scheduler, SchedulerWarmUpTest, ::testing::Bool());
 
 // Decode steps overlap the host's work (the next step is launched before the last one's ids
 // are handed out), so each request's tokens must still be exactly those of a plain
-// one-sequence Session, whatever max_tokens ends it, and a request cancelled from its own
+// one-sequence engine, whatever max_tokens ends it, and a request cancelled from its own
 // token callback must get nothing more, while the others in its batch go on unchanged.
-TEST_F(SchedulerTest, OverlappedStepsGiveWhatASessionGives) {
+TEST_F(SchedulerTest, OverlappedStepsGiveWhatOneSequenceGets) {
   constexpr int kRequests = 6;
   std::vector<std::unique_ptr<Tracked>> runs;
   {
-    Scheduler s(*model_, SchedulerOptions{kRequests, 256, 16, 8});
+    EngineCore s(*model_, options(kRequests, 256, 16, 8));
     for (int i = 0; i < kRequests; ++i) {
       runs.push_back(std::make_unique<Tracked>(prompt_for(i + 40), 1 + i * 3));
       if (i == 4) {
@@ -145,12 +154,7 @@ TEST_F(SchedulerTest, OverlappedStepsGiveWhatASessionGives) {
     for (auto& r : runs) r->wait();
   }
   for (int i = 0; i < kRequests; ++i) {
-    GenerateOptions o;
-    o.max_tokens = 1 + i * 3;
-    o.ignore_eos = true;
-    o.sampling.temperature = 0.f;
-    Session session(*model_, 256);
-    std::vector<int32_t> expect = session.generate(prompt_for(i + 40), o).tokens;
+    std::vector<int32_t> expect = alone(*model_, prompt_for(i + 40), 1 + i * 3);
     if (i == 4) {
       EXPECT_EQ(runs[size_t(i)]->result.finish_reason, "cancelled");
       expect.resize(2);
@@ -168,7 +172,7 @@ TEST_F(SchedulerTest, SeedsReproduceAndDiffer) {
 }
 
 TEST_F(SchedulerTest, CancelledRequestFreesItsSlot) {
-  Scheduler s(*model_, SchedulerOptions{2, 512, 16, 4});
+  EngineCore s(*model_, options(2, 512, 16, 4));
   Tracked r(prompt_for(1), 400);
   r.req->on_token = [&](const TokenEvent& e) {
     r.tokens.push_back(e.id);
@@ -182,12 +186,12 @@ TEST_F(SchedulerTest, CancelledRequestFreesItsSlot) {
   ASSERT_TRUE(s.submit(after.req));
   after.wait();
   EXPECT_EQ(after.result.finish_reason, "length");
-  EXPECT_EQ(s.stats().slots_used, 0);
+  EXPECT_EQ(s.stats().running, 0);
   EXPECT_EQ(s.stats().finished.at("cancelled"), 1u);
 }
 
 TEST_F(SchedulerTest, QueueIsBoundedAndEveryAcceptedRequestFinishes) {
-  Scheduler s(*model_, SchedulerOptions{1, 256, 16, 2});
+  EngineCore s(*model_, options(1, 256, 16, 2));
   std::vector<std::unique_ptr<Tracked>> runs;
   int refused = 0;
   for (int i = 0; i < 12; ++i) {
@@ -202,7 +206,7 @@ TEST_F(SchedulerTest, QueueIsBoundedAndEveryAcceptedRequestFinishes) {
 }
 
 TEST_F(SchedulerTest, RefusesWhatCanNeverRun) {
-  Scheduler s(*model_, SchedulerOptions{1, 64, 16, 2});
+  EngineCore s(*model_, options(1, 64, 16, 2));
   Tracked empty({}, 4), too_long(std::vector<int32_t>(64, 5), 4), bad_id({1, 999999}, 4);
   for (Tracked* r : {&empty, &too_long, &bad_id}) {
     try {
@@ -220,9 +224,9 @@ TEST_F(SchedulerTest, RefusesWhatCanNeverRun) {
 }
 
 TEST_F(SchedulerTest, LogprobsAndPenalties) {
-  Scheduler s(*model_, SchedulerOptions{2, 256, 16, 4});
+  EngineCore s(*model_, options(2, 256, 16, 4));
   Tracked lp(prompt_for(5), 6);
-  lp.req->logprobs = 3;
+  lp.req->opts.logprobs = 3;
   Tracked pen(prompt_for(5), 6, 0.7f, 3);
   pen.req->opts.sampling.presence_penalty = 1.5f;
   pen.req->opts.sampling.frequency_penalty = 0.5f;
@@ -239,7 +243,7 @@ TEST_F(SchedulerTest, LogprobsAndPenalties) {
     EXPECT_GE(e.top[0].second, e.top[1].second);
   }
   EXPECT_EQ(pen.tokens.size(), 6u);
-  Scheduler again(*model_, SchedulerOptions{1, 256, 16, 4});
+  EngineCore again(*model_, options(1, 256, 16, 4));
   Tracked pen2(prompt_for(5), 6, 0.7f, 3);
   pen2.req->opts.sampling.presence_penalty = 1.5f;
   pen2.req->opts.sampling.frequency_penalty = 0.5f;
@@ -262,7 +266,7 @@ std::vector<int32_t> with_system_prompt(int k) {
 }
 
 TEST_F(SchedulerTest, SharedPrefixSkipsItsPrefillAndGivesTheSameTokens) {
-  Scheduler s(*model_, SchedulerOptions{2, 256, 16, 8});
+  EngineCore s(*model_, options(2, 256, 16, 8));
   Tracked first(with_system_prompt(0), 8);
   ASSERT_TRUE(s.submit(first.req));
   first.wait();
@@ -273,7 +277,7 @@ TEST_F(SchedulerTest, SharedPrefixSkipsItsPrefillAndGivesTheSameTokens) {
     r->wait();
     EXPECT_EQ(r->result.cached_tokens, 32) << "the two whole blocks of the common prefix";
   }
-  const SchedulerStats st = s.stats();
+  const EngineStats st = s.stats();
   EXPECT_EQ(st.prefix_cache_queries, 4u);
   EXPECT_EQ(st.prefix_cache_hits, 3u);
   EXPECT_EQ(st.prefix_cache_hit_tokens, 96u);
@@ -293,9 +297,9 @@ TEST_F(SchedulerTest, PromptsPrefilledTogetherMatchTheSameRequestAlone) {
   // token's result does not depend on the others): the same tokens as each request alone.
   std::vector<std::unique_ptr<Tracked>> runs;
   {
-    SchedulerOptions o{8, 256, 64, 64};
+    EngineOptions o = options(8, 256, 64, 64);
     o.prefill_seqs = 8;
-    Scheduler s(*model_, o);
+    EngineCore s(*model_, o);
     for (int i = 0; i < 16; ++i) {
       runs.push_back(std::make_unique<Tracked>(prompt_for(i), 6));
       ASSERT_TRUE(s.submit(runs.back()->req));
@@ -316,10 +320,10 @@ TEST_F(SchedulerTest, StepTraceAccountsForEveryTokenAndStep) {
   std::vector<std::unique_ptr<Tracked>> runs;
   uint64_t prompt_tokens = 0;
   {
-    SchedulerOptions o{8, 256, 64, 64};
+    EngineOptions o = options(8, 256, 64, 64);
     o.prefill_seqs = 8;
     o.trace_path = path;
-    Scheduler s(*model_, o);
+    EngineCore s(*model_, o);
     for (int i = 0; i < 16; ++i) {
       runs.push_back(std::make_unique<Tracked>(prompt_for(i), 6));
       prompt_tokens += runs.back()->req->prompt.size();
@@ -352,10 +356,10 @@ TEST_F(SchedulerTest, StepTraceAccountsForEveryTokenAndStep) {
   EXPECT_GE(rows, 16 * 5);  // the first token of each comes from its prefill
   EXPECT_LE(rows, 16 * 6);  // at most one wasted row each (a sequence ending on a handed-out token)
 
-  SchedulerOptions bad{2, 256, 64, 64};
+  EngineOptions bad = options(2, 256, 64, 64);
   bad.trace_path = test::scratch_dir() + "/no/such/dir/trace.jsonl";
   try {
-    Scheduler s(*model_, bad);
+    EngineCore s(*model_, bad);
     ADD_FAILURE() << "a trace that cannot be written was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kIo);
@@ -363,9 +367,9 @@ TEST_F(SchedulerTest, StepTraceAccountsForEveryTokenAndStep) {
 }
 
 TEST_F(SchedulerTest, PrefixCacheCanBeTurnedOff) {
-  SchedulerOptions o{1, 256, 16, 8};
+  EngineOptions o = options(1, 256, 16, 8);
   o.prefix_cache = false;
-  Scheduler s(*model_, o);
+  EngineCore s(*model_, o);
   for (int i = 0; i < 2; ++i) {
     Tracked r(with_system_prompt(0), 4);
     ASSERT_TRUE(s.submit(r.req));
@@ -381,10 +385,10 @@ TEST_F(SchedulerTest, SmallPoolQueuesRequestsUntilBlocksFree) {
   // as blocks come back; one larger than the whole pool is refused at once.
   std::vector<std::unique_ptr<Tracked>> runs;
   {
-    SchedulerOptions o{4, 256, 16, 8};
+    EngineOptions o = options(4, 256, 16, 8);
     o.kv_blocks = 4;
-    o.block_size = 16;
-    Scheduler s(*model_, o);
+    o.kv_block_size = 16;
+    EngineCore s(*model_, o);
     for (int i = 0; i < 3; ++i) {
       runs.push_back(std::make_unique<Tracked>(prompt_for(i + 40), 24));  // 5 to 19 tokens: 2 or 3 blocks
       ASSERT_TRUE(s.submit(runs.back()->req));
@@ -405,6 +409,57 @@ TEST_F(SchedulerTest, SmallPoolQueuesRequestsUntilBlocksFree) {
     EXPECT_EQ(r->result.finish_reason, "length");
     EXPECT_EQ(r->tokens, alone(*model_, r->req->prompt, 24)) << "prompt of " << r->req->prompt.size();
   }
+}
+
+// A pool far smaller than the running sequences need: blocks are taken as they grow, the
+// newest running sequence is preempted when none is left and recomputed later, and every
+// request still gets exactly the tokens it gets alone.
+TEST_F(SchedulerTest, PreemptedSequencesRecomputeAndGiveTheSameTokens) {
+  constexpr int kRequests = 8;
+  std::vector<std::unique_ptr<Tracked>> runs;
+  EngineStats st;
+  {
+    EngineOptions o = options(kRequests, 256, 32, 16);
+    o.kv_blocks = 12;  // 192 positions; the requests need about 8 x 60
+    o.kv_block_size = 16;
+    EngineCore s(*model_, o);
+    for (int i = 0; i < kRequests; ++i) {
+      runs.push_back(std::make_unique<Tracked>(prompt_for(i + 20), 40));
+      ASSERT_TRUE(s.submit(runs.back()->req));
+    }
+    for (auto& r : runs) r->wait();
+    st = s.stats();
+    EXPECT_EQ(st.kv_blocks_used, 0);
+    EXPECT_EQ(st.running, 0u);
+    EXPECT_EQ(st.waiting, 0u);
+  }
+  EXPECT_GT(st.preemptions, 0u);
+  int64_t preempted = 0;
+  for (auto& r : runs) {
+    EXPECT_EQ(r->result.finish_reason, "length");
+    preempted += r->result.preemptions;
+    EXPECT_EQ(r->tokens, alone(*model_, r->req->prompt, 40)) << "prompt of " << r->req->prompt.size();
+  }
+  EXPECT_EQ(uint64_t(preempted), st.preemptions);
+}
+
+// logit_bias: a banned token never appears; one favoured strongly is drawn every time.
+TEST_F(SchedulerTest, LogitBiasBansAndFavoursTokens) {
+  const std::vector<int32_t> greedy = alone(*model_, prompt_for(9), 8);
+  EngineCore s(*model_, options(2, 256, 16, 4));
+  Tracked ban(prompt_for(9), 8), favour(prompt_for(9), 8, 0.9f, 5);
+  ban.req->opts.sampling.logit_bias = {{greedy[0], -100.f}, {greedy[1], -100.f}};
+  favour.req->opts.sampling.logit_bias = {{1234, 100.f}};
+  ASSERT_TRUE(s.submit(ban.req));
+  ASSERT_TRUE(s.submit(favour.req));
+  ban.wait();
+  favour.wait();
+  ASSERT_EQ(ban.tokens.size(), 8u);
+  for (int32_t id : ban.tokens) EXPECT_TRUE(id != greedy[0] && id != greedy[1]) << "banned token " << id;
+  EXPECT_EQ(favour.tokens, std::vector<int32_t>(8, 1234));
+  Tracked bad(prompt_for(9), 8);
+  bad.req->opts.sampling.logit_bias = {{int32_t(model_->hparams().vocab), 1.f}};
+  EXPECT_THROW(s.submit(bad.req), Error);
 }
 
 }  // namespace
