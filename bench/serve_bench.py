@@ -136,6 +136,11 @@ def main():
             rows.append(r)
             print(f"| {n} | {r['requests']} | {r['agg_tok_s']:.1f} | {r['decode_tok_s']:.1f} | {r['ttft_p50_ms']:.0f} | {r['ttft_p99_ms']:.0f} | "
                   f"{r['itl_p50_ms']:.1f} | {r['itl_p99_ms']:.1f} |", flush=True)
+        metrics = {l.rsplit(" ", 1)[0]: float(l.rsplit(" ", 1)[1]) for l in httpx.get(url + "/metrics").text.splitlines()
+                   if l and not l.startswith("#")}
+        print(f"server: {metrics.get('brisk_preemptions_total', 0):.0f} preemptions, "
+              f"{sum(v for k, v in metrics.items() if k.startswith('brisk_generations_total')):.0f} generations finished",
+              flush=True)
         if a.json:
             with open(a.json, "a") as f:
                 for r in rows:
