@@ -39,7 +39,7 @@ EngineCore::EngineCore(Model& model, const EngineOptions& opts) : model_(model),
   if (opts_.warm_up) runner_->warm_up(std::min(opts_.prefill_chunk, opts_.context));
   blocks_ = std::make_unique<BlockManager>(opts_.kv_blocks, opts_.kv_block_size);
   sched_ = std::make_unique<Scheduler>(
-      SchedulerLimits{opts_.parallel, opts_.prefill_chunk, std::min(opts_.prefill_seqs, max_batch_), opts_.prefix_cache},
+      SchedulerLimits{opts_.parallel, opts_.context, opts_.prefill_chunk, std::min(opts_.prefill_seqs, max_batch_), opts_.prefix_cache},
       *blocks_);
   host_row_.resize(size_t(vocab_));
   stats_.slots_total = opts_.parallel;
@@ -268,9 +268,7 @@ void EngineCore::run_decode(const std::vector<Sequence*>& planned) {
   bool sync = false;
   for (Sequence* s : planned) {
     if (s->status != SequenceStatus::kRunning) continue;
-    const bool pending = s->pending_row >= 0;
-    if (pending && (s->generated() + 1 >= s->req->opts.max_tokens || int64_t(s->tokens.size()) >= opts_.context))
-      continue;
+    if (s->last_token_pending(opts_.context)) continue;
     batch.push_back(s);
     sync |= s->needs_sync();
   }

@@ -52,7 +52,7 @@ void Scheduler::admit(StepPlan& plan) {
 void Scheduler::plan_decode(StepPlan& plan) {
   for (size_t i = 0; i < running_.size(); ++i) {
     Sequence& s = *running_[i];
-    if (!s.in_decode) continue;
+    if (!s.in_decode || s.last_token_pending(lim_.context)) continue;
     bool ok = blocks_.grow(s);
     while (!ok && running_.size() > i + 1) {
       preempt(*running_.back(), plan);
@@ -90,11 +90,13 @@ void Scheduler::preempt(Sequence& s, StepPlan& plan) {
   s.pending_row = -1;
   s.in_decode = false;
   s.status = SequenceStatus::kWaiting;
-  ++s.preemptions;
-  ++preemptions_;
   std::erase(plan.decode, &s);
-  std::erase(plan.admitted, &s);
-  plan.preempted.push_back(&s);
+  // Admitted by this very plan: it never started, so it goes back as if it had not been.
+  if (std::erase(plan.admitted, &s) == 0) {
+    ++s.preemptions;
+    ++preemptions_;
+    plan.preempted.push_back(&s);
+  }
   waiting_.push_front(std::move(*it));
   running_.erase(it);
 }

@@ -20,6 +20,7 @@ namespace brisk {
 
 struct SchedulerLimits {
   int slots = 4;                // sequences running at once (block-table rows)
+  int64_t context = 4096;       // positions per sequence (its block-table row's reach)
   int64_t prefill_chunk = 256;  // prompt tokens per step
   int prefill_seqs = 1;         // sequences one prefill pass may pack
   bool prefix_cache = true;

@@ -51,6 +51,11 @@ struct Sequence {
   // The position the next decode step writes: the last token's, or (with a token pending
   // on the device) the one after it; either way the first not yet computed.
   int64_t decode_position() const { return computed; }
+  // A launched step holds its last token (the budget or the context ends with it): it has
+  // nothing left to feed, so it takes no step and no block, and that token ends it.
+  bool last_token_pending(int64_t context) const {
+    return pending_row >= 0 && (generated() + 1 >= req->opts.max_tokens || int64_t(tokens.size()) >= context);
+  }
   // Whether the host must see each token before the next step (penalties, logprobs).
   bool needs_sync() const { return processor.needs_history() || req->opts.logprobs >= 0; }
   // Sampling settings for its next token, or (ahead = 1) for the one after a pending token.

@@ -443,6 +443,38 @@ TEST_F(SchedulerTest, PreemptedSequencesRecomputeAndGiveTheSameTokens) {
   EXPECT_EQ(uint64_t(preempted), st.preemptions);
 }
 
+// Sequences that run to the end of their context (a whole number of blocks) while decode
+// steps overlap: the token a launched step holds is the last one, so it takes no block past
+// the row's reach; each ends with "length" at the context and matches the same run alone.
+TEST_F(SchedulerTest, SequencesRunToTheEndOfTheirContext) {
+  constexpr int kRequests = 4;
+  constexpr int64_t kContext = 64;  // four blocks of 16
+  std::vector<std::unique_ptr<Tracked>> runs;
+  auto run_all = [&](int parallel) {
+    runs.clear();
+    EngineOptions o = options(parallel, kContext, 16, 8);
+    o.kv_block_size = 16;
+    EngineCore s(*model_, o);
+    for (int i = 0; i < kRequests; ++i) {
+      runs.push_back(std::make_unique<Tracked>(prompt_for(i + 3), 1000));
+      EXPECT_TRUE(s.submit(runs.back()->req));
+    }
+    for (auto& r : runs) r->wait();
+    EXPECT_EQ(s.stats().kv_blocks_used, 0);
+  };
+  run_all(1);
+  std::vector<std::vector<int32_t>> alone_tokens;
+  for (auto& r : runs) alone_tokens.push_back(r->tokens);
+  run_all(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    const Tracked& r = *runs[size_t(i)];
+    EXPECT_EQ(r.result.error, "") << "request " << i;
+    EXPECT_EQ(r.result.finish_reason, "length") << "request " << i;
+    EXPECT_EQ(int64_t(r.req->prompt.size() + r.tokens.size()), kContext + 1) << "request " << i;
+    EXPECT_EQ(r.tokens, alone_tokens[size_t(i)]) << "request " << i;
+  }
+}
+
 // logit_bias: a banned token never appears; one favoured strongly is drawn every time.
 TEST_F(SchedulerTest, LogitBiasBansAndFavoursTokens) {
   const std::vector<int32_t> greedy = alone(*model_, prompt_for(9), 8);
