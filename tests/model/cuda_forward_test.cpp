@@ -49,6 +49,21 @@ std::vector<int32_t> greedy(Model& m, const std::vector<int32_t>& prompt, int n)
   return test::generate(m, prompt, g).tokens;
 }
 
+// Sampled with a repetition penalty: the one sampler, the same (seed, index) draw everywhere.
+std::vector<int32_t> sampled(Model& m, const std::vector<int32_t>& prompt, int n, uint64_t seed) {
+  GenerateOptions g;
+  g.max_tokens = n;
+  g.ignore_eos = true;
+  g.sampling.temperature = 0.8f;
+  g.sampling.top_p = 0.9f;
+  g.sampling.top_k = 0;
+  g.sampling.min_p = 0;
+  g.sampling.repeat_penalty = 1.3f;
+  g.sampling.repeat_last_n = -1;
+  g.sampling.seed = seed;
+  return test::generate(m, prompt, g).tokens;
+}
+
 // Empty when `got` is `want`, or parts from it only where the oracle's logits of the two
 // tokens were within `tol` * rms(logits); else says where and by how much they differ.
 std::string same_or_near_tie(Model& oracle, const std::vector<int32_t>& prompt, const std::vector<int32_t>& want,
@@ -98,6 +113,12 @@ TEST_P(CudaForward, MatchesTheCpuOracle) {
   auto want = greedy(*mc, short_prompt, 32);
   EXPECT_EQ(same_or_near_tie(*mc, short_prompt, want, greedy(*mf, short_prompt, 32), 3e-2), "") << "fast, graph decode";
   EXPECT_EQ(greedy(*me, short_prompt, 32), want) << "exact";
+  // Same seed, same text: the exact mode samples what the CPU samples.
+  for (uint64_t seed : {1u, 7u, 1234u}) {
+    const auto on_cpu = sampled(*mc, short_prompt, 24, seed);
+    EXPECT_EQ(sampled(*me, short_prompt, 24, seed), on_cpu) << "exact, sampled, seed " << seed;
+    EXPECT_NE(on_cpu, greedy(*mc, short_prompt, 24)) << "seed " << seed << " sampled the greedy text";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
