@@ -7,7 +7,7 @@
 
 #include "base/error.hpp"
 #include "server/request_checks.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk::server {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <array>
 
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 namespace {

@@ -2,7 +2,7 @@
 // complete yet are held back; bytes that can never become valid are emitted as U+FFFD at once.
 
 #include "tokenizer/tokenizer_impl.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 

@@ -5,7 +5,7 @@
 #include <iterator>
 
 #include "tokenizer/jinja_strings.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk::jinja {
 namespace {

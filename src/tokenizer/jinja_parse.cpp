@@ -10,7 +10,7 @@
 #include "base/error.hpp"
 #include "tokenizer/jinja_ast.hpp"
 #include "tokenizer/jinja_ints.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk::jinja {
 namespace {

@@ -7,7 +7,7 @@
 #include "tokenizer/jinja_builtins.hpp"
 #include "tokenizer/jinja_case.hpp"
 #include "tokenizer/jinja_strings.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk::jinja {
 namespace {

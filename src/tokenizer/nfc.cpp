@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 namespace {

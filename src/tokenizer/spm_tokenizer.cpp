@@ -4,7 +4,7 @@
 // Chars that no piece covers become <0xNN> byte tokens, or <unk> without them.
 
 #include "tokenizer/tokenizer_impl.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 

@@ -7,7 +7,7 @@
 #include "base/error.hpp"
 #include "tokenizer/byte_unicode.hpp"
 #include "tokenizer/tokenizer_impl.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 

@@ -5,7 +5,7 @@
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
 #include "parity.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 namespace {

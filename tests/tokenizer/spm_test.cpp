@@ -9,7 +9,7 @@
 #include "format/checkpoint.hpp"
 #include "parity.hpp"
 #include "tokenizer/tokenizer_loaders.hpp"
-#include "tokenizer/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace brisk {
 namespace {
