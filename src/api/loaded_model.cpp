@@ -3,7 +3,7 @@
 
 #include "backend/factory.hpp"
 #include "engine/score.hpp"
-#include "tokenizer/builtin_templates.hpp"
+#include "template/builtin_templates.hpp"
 
 namespace brisk {
 namespace {

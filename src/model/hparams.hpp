@@ -51,7 +51,7 @@ struct HParams {
 HParams hparams_from_checkpoint(const CheckpointIndex& ckpt);
 
 const char* arch_name(Arch arch);
-// The built-in chat template (src/tokenizer/builtin_templates.cpp) for a checkpoint that carries none.
+// The built-in chat template (src/template/builtin_templates.cpp) for a checkpoint that carries none.
 const char* default_chat_template(Arch arch);
 
 }  // namespace brisk

@@ -11,7 +11,7 @@
 #include "model/hparams.hpp"
 #include "model/transformer.hpp"
 #include "model/weights.hpp"
-#include "tokenizer/chat_template.hpp"
+#include "template/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace brisk {

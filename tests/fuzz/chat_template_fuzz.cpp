@@ -6,7 +6,7 @@
 // (tools/make_fuzz_corpus.py) hold such templates.
 #include "base/error.hpp"
 #include "fuzz_input.hpp"
-#include "tokenizer/chat_template.hpp"
+#include "template/chat_template.hpp"
 
 using namespace brisk;
 

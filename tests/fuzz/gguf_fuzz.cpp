@@ -5,7 +5,7 @@
 #include "format/gguf_reader.hpp"
 #include "model/hparams.hpp"
 #include "model/weights.hpp"
-#include "tokenizer/chat_template.hpp"
+#include "template/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 using namespace brisk;

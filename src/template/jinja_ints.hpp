@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "tokenizer/jinja_value.hpp"
+#include "template/jinja_value.hpp"
 
 namespace brisk::jinja {
 

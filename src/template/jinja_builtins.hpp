@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tokenizer/jinja_value.hpp"
+#include "template/jinja_value.hpp"
 
 namespace brisk::jinja {
 

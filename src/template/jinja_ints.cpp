@@ -1,4 +1,4 @@
-#include "tokenizer/jinja_ints.hpp"
+#include "template/jinja_ints.hpp"
 
 #include <cmath>
 

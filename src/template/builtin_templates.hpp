@@ -1,7 +1,7 @@
 // Chat templates brisk carries itself, for checkpoints that ship none (many GGUF files, e.g.
 // the Gemma 3 270M one) and for --chat-template NAME. Each is Jinja source, written here to
 // render exactly what the model family's official template renders for the same messages
-// (tests/tokenizer/builtin_templates_test.cpp checks that against jinja2's renders of the
+// (tests/template/builtin_templates_test.cpp checks that against jinja2's renders of the
 // official templates, and the Gemma one down to the real tokenizer's ids).
 #pragma once
 

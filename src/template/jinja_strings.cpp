@@ -4,9 +4,9 @@
 // that content.
 #include <algorithm>
 
-#include "tokenizer/jinja_builtins.hpp"
-#include "tokenizer/jinja_case.hpp"
-#include "tokenizer/jinja_strings.hpp"
+#include "template/jinja_builtins.hpp"
+#include "template/jinja_case.hpp"
+#include "template/jinja_strings.hpp"
 #include "base/utf8.hpp"
 
 namespace brisk::jinja {

@@ -1,13 +1,13 @@
 // The globals, attribute and item access, slicing and the operators (filters and tests are
 // in jinja_filters.cpp, str methods in jinja_string_methods.cpp).
-#include "tokenizer/jinja_builtins.hpp"
+#include "template/jinja_builtins.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 
-#include "tokenizer/jinja_ints.hpp"
-#include "tokenizer/jinja_strings.hpp"
+#include "template/jinja_ints.hpp"
+#include "template/jinja_strings.hpp"
 
 namespace brisk::jinja {
 

@@ -1,8 +1,8 @@
-#include "tokenizer/jinja_limits.hpp"
+#include "template/jinja_limits.hpp"
 
 #include <algorithm>
 
-#include "tokenizer/jinja_value.hpp"
+#include "template/jinja_value.hpp"
 
 namespace brisk::jinja {
 

@@ -1,7 +1,7 @@
 // A model's chat template: the Jinja source its checkpoint ships (GGUF
 // tokenizer.chat_template or tokenizer_config.json's chat_template), parsed once and rendered
 // per request into the prompt text, exactly as transformers' apply_chat_template renders it
-// (tests/tokenizer/chat_template_test.cpp checks this against Python jinja2).
+// (tests/template/chat_template_test.cpp checks this against Python jinja2).
 #pragma once
 
 #include <memory>
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/jinja_ast.hpp"
+#include "template/jinja_ast.hpp"
 
 namespace brisk {
 

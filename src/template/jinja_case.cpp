@@ -1,10 +1,10 @@
-#include "tokenizer/jinja_case.hpp"
+#include "template/jinja_case.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
 
-#include "tokenizer/jinja_strings.hpp"
+#include "template/jinja_strings.hpp"
 #include "base/utf8.hpp"
 
 namespace brisk::jinja {
@@ -18,7 +18,7 @@ struct CaseRow {
 };
 
 constexpr CaseRow kRows[] = {
-#include "tokenizer/jinja_case_table.inc"
+#include "template/jinja_case_table.inc"
 };
 
 const CaseRow* find_row(uint32_t cp) {

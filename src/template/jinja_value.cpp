@@ -1,4 +1,4 @@
-#include "tokenizer/jinja_value.hpp"
+#include "template/jinja_value.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
-#include "tokenizer/jinja_ints.hpp"
+#include "template/jinja_ints.hpp"
 #include "base/utf8.hpp"
 
 namespace brisk::jinja {
@@ -219,7 +219,7 @@ struct CodeRange {
   uint32_t first, last;
 };
 constexpr CodeRange kUnprintable[] = {
-#include "tokenizer/jinja_printable_table.inc"
+#include "template/jinja_printable_table.inc"
 };
 
 // str.isprintable() for a code point above U+007F.

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "tokenizer/jinja_builtins.hpp"
-#include "tokenizer/jinja_ints.hpp"
-#include "tokenizer/jinja_strings.hpp"
+#include "template/jinja_builtins.hpp"
+#include "template/jinja_ints.hpp"
+#include "template/jinja_strings.hpp"
 #include "base/utf8.hpp"
 
 namespace brisk::jinja {

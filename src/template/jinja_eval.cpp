@@ -10,8 +10,8 @@
 #include <utility>
 
 #include "base/error.hpp"
-#include "tokenizer/jinja_ast.hpp"
-#include "tokenizer/jinja_builtins.hpp"
+#include "template/jinja_ast.hpp"
+#include "template/jinja_builtins.hpp"
 
 namespace brisk::jinja {
 namespace {

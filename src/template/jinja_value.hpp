@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/jinja_limits.hpp"
+#include "template/jinja_limits.hpp"
 
 namespace brisk::jinja {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "tokenizer/jinja_value.hpp"
+#include "template/jinja_value.hpp"
 
 namespace brisk::jinja {
 

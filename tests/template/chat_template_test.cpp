@@ -16,7 +16,7 @@
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
 #include "test_paths.hpp"
-#include "tokenizer/chat_template.hpp"
+#include "template/chat_template.hpp"
 
 namespace brisk {
 namespace {

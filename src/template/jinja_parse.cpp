@@ -8,8 +8,8 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
-#include "tokenizer/jinja_ast.hpp"
-#include "tokenizer/jinja_ints.hpp"
+#include "template/jinja_ast.hpp"
+#include "template/jinja_ints.hpp"
 #include "base/utf8.hpp"
 
 namespace brisk::jinja {

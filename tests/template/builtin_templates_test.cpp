@@ -13,8 +13,8 @@
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
 #include "test_paths.hpp"
-#include "tokenizer/builtin_templates.hpp"
-#include "tokenizer/chat_template.hpp"
+#include "template/builtin_templates.hpp"
+#include "template/chat_template.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace brisk {

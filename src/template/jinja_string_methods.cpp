@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "tokenizer/jinja_builtins.hpp"
-#include "tokenizer/jinja_case.hpp"
-#include "tokenizer/jinja_strings.hpp"
+#include "template/jinja_builtins.hpp"
+#include "template/jinja_case.hpp"
+#include "template/jinja_strings.hpp"
 
 namespace brisk::jinja {
 namespace {

@@ -1,4 +1,4 @@
-#include "tokenizer/chat_template.hpp"
+#include "template/chat_template.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -6,7 +6,7 @@
 
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
-#include "tokenizer/builtin_templates.hpp"
+#include "template/builtin_templates.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace brisk {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "tokenizer/jinja_builtins.hpp"
-#include "tokenizer/jinja_case.hpp"
-#include "tokenizer/jinja_ints.hpp"
-#include "tokenizer/jinja_strings.hpp"
+#include "template/jinja_builtins.hpp"
+#include "template/jinja_case.hpp"
+#include "template/jinja_ints.hpp"
+#include "template/jinja_strings.hpp"
 
 namespace brisk::jinja {
 namespace {

@@ -1,6 +1,6 @@
 // The built-in chat templates. Every tag trims the whitespace around it ({%- -%}), so the
 // layout here is free and only quoted strings reach the output.
-#include "tokenizer/builtin_templates.hpp"
+#include "template/builtin_templates.hpp"
 
 #include <vector>
 
