@@ -3,7 +3,7 @@
 
 #include "base/error.hpp"
 #include "cli/verbs.hpp"
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 
 namespace brisk::cli {
 

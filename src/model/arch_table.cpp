@@ -432,6 +432,14 @@ HParams from_hf(const CheckpointIndex& c) {
 
 }  // namespace
 
+HParams arch_switches(const std::string& gguf_arch) {
+  const ArchRow* row = find_gguf_arch(gguf_arch);
+  if (!row) throw Error(ErrorCode::kUnsupported, "architecture '" + gguf_arch + "' is not supported");
+  HParams hp;
+  apply_row(*row, hp);
+  return hp;
+}
+
 const char* arch_name(Arch arch) {
   for (const auto& r : kArchs)
     if (r.arch == arch) return r.gguf_name;

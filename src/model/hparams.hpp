@@ -50,6 +50,10 @@ struct HParams {
 // including per-layer tensors that disagree with the layer count.
 HParams hparams_from_checkpoint(const CheckpointIndex& ckpt);
 
+// The block switches of an architecture named as GGUF names it ("llama", "qwen2", ...), the
+// rest of HParams left at its defaults; throws Error(kUnsupported) for an unknown name.
+HParams arch_switches(const std::string& gguf_arch);
+
 const char* arch_name(Arch arch);
 // The built-in chat template (src/template/builtin_templates.cpp) for a checkpoint that carries none.
 const char* default_chat_template(Arch arch);

@@ -6,35 +6,32 @@
 
 namespace brisk {
 
+// Uploads a layer role by role; each group's matrices go up side by side (one qkv product,
+// one gate+up product on backends that fuse them).
+DeviceLayer Transformer::upload_layer(const LayerWeights& l) {
+  DeviceLayer d;
+  for (RoleGroup g : {RoleGroup::Qkv, RoleGroup::GateUp}) {
+    const WeightView* views[4];
+    Role roles[4];
+    int n = 0;
+    for (const RoleSpec& r : kLayerRoles)
+      if (r.group == g) roles[n] = r.role, views[n++] = &l[r.role];
+    DeviceWeight out[4];
+    backend_.upload_adjacent(views, n, out);
+    for (int i = 0; i < n; ++i) d[roles[i]] = out[i];
+  }
+  for (const RoleSpec& r : kLayerRoles)
+    if (r.group == RoleGroup::None && l[r.role].data) d[r.role] = backend_.upload(l[r.role]);
+  return d;
+}
+
 Transformer::Transformer(const HParams& hp, WeightSet& ws, Backend& backend) : hp_(hp), backend_(backend) {
   auto up = [&](const WeightView& w) { return w.data ? backend_.upload(w) : DeviceWeight{}; };
   tok_embd_ = up(ws.tok_embd);
   output_norm_ = up(ws.output_norm);
   // A tied head is the embedding table itself: one resident copy.
   output_ = ws.output.data == ws.tok_embd.data ? tok_embd_ : up(ws.output);
-  for (const auto& l : ws.layers) {
-    DeviceLayer d;
-    d.attn_norm = up(l.attn_norm);
-    const WeightView* qkv[3] = {&l.wq, &l.wk, &l.wv};
-    DeviceWeight qkv_d[3];
-    backend_.upload_adjacent(qkv, 3, qkv_d);
-    d.wq = qkv_d[0], d.wk = qkv_d[1], d.wv = qkv_d[2];
-    d.wo = up(l.wo);
-    d.bq = up(l.bq);
-    d.bk = up(l.bk);
-    d.bv = up(l.bv);
-    d.q_norm = up(l.q_norm);
-    d.k_norm = up(l.k_norm);
-    d.post_attn_norm = up(l.post_attn_norm);
-    d.ffn_norm = up(l.ffn_norm);
-    const WeightView* gate_up[2] = {&l.w_gate, &l.w_up};
-    DeviceWeight gate_up_d[2];
-    backend_.upload_adjacent(gate_up, 2, gate_up_d);
-    d.w_gate = gate_up_d[0], d.w_up = gate_up_d[1];
-    d.w_down = up(l.w_down);
-    d.post_ffn_norm = up(l.post_ffn_norm);
-    layers_.push_back(d);
-  }
+  for (const auto& l : ws.layers) layers_.push_back(upload_layer(l));
   rope_freq_factors_ = ws.rope_freq_factors;
   rope_global_ = hp_.rope;
   rope_local_ = hp_.rope_local;
@@ -51,14 +48,18 @@ Transformer::~Transformer() {
 uint64_t Transformer::matmul_weight_bytes() const {
   auto b = [](const DeviceWeight& w) { return w.present() ? uint64_t(w.rows) * w.row_bytes + w.aux_bytes : 0; };
   uint64_t total = b(output_.present() ? output_ : tok_embd_);
-  for (const auto& l : layers_) total += b(l.wq) + b(l.wk) + b(l.wv) + b(l.wo) + b(l.w_gate) + b(l.w_up) + b(l.w_down);
+  for (const auto& l : layers_)
+    for (const RoleSpec& r : kLayerRoles)
+      if (r.kind == RoleKind::Matrix) total += b(l[r.role]);
   return total;
 }
 
 uint64_t Transformer::layer_matmul_params() const {
   auto p = [](const DeviceWeight& w) { return w.present() ? uint64_t(w.rows) * uint64_t(w.cols) : 0; };
   uint64_t total = 0;
-  for (const auto& l : layers_) total += p(l.wq) + p(l.wk) + p(l.wv) + p(l.wo) + p(l.w_gate) + p(l.w_up) + p(l.w_down);
+  for (const auto& l : layers_)
+    for (const RoleSpec& r : kLayerRoles)
+      if (r.kind == RoleKind::Matrix) total += p(l[r.role]);
   return total;
 }
 
@@ -158,12 +159,12 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   const bool sliding = hp_.layer_sliding[size_t(il)];
 
   // Attention.
-  backend_.rmsnorm(x_, n, L.attn_norm, hp_.norm_eps, h_);
+  backend_.rmsnorm(x_, n, L[Role::AttnNorm], hp_.norm_eps, h_);
   cb("attn_norm", il, h_, n, H);
-  const DeviceWeight* qkv[3] = {&L.wq, &L.wk, &L.wv};
+  const DeviceWeight* qkv[3] = {&L[Role::Wq], &L[Role::Wk], &L[Role::Wv]};
   float* qkv_out[3] = {q_, k_, v_};
-  const DeviceWeight* qkv_bias[3] = {L.bq.present() ? &L.bq : nullptr, L.bk.present() ? &L.bk : nullptr,
-                                     L.bv.present() ? &L.bv : nullptr};
+  const DeviceWeight* qkv_bias[3] = {L[Role::Bq].present() ? &L[Role::Bq] : nullptr, L[Role::Bk].present() ? &L[Role::Bk] : nullptr,
+                                     L[Role::Bv].present() ? &L[Role::Bv] : nullptr};
   const RopeConfig& rope = sliding ? rope_local_ : rope_global_;
   if (!hp_.qk_norm && !hook_) {  // (the fused path leaves no unrotated q/k/v to show a hook)
     backend_.qkv_rope_kv_write(h_, n, qkv, qkv_bias, qkv_out, hp_.n_heads, in.positions, in.seqs, rope, kv, il);
@@ -173,8 +174,8 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
     cb("Kcur", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
     cb("Vcur", il, v_, n, int64_t(hp_.n_kv_heads) * hd);
     if (hp_.qk_norm) {
-      backend_.rmsnorm(q_, n * hp_.n_heads, L.q_norm, hp_.norm_eps, q_);
-      backend_.rmsnorm(k_, n * hp_.n_kv_heads, L.k_norm, hp_.norm_eps, k_);
+      backend_.rmsnorm(q_, n * hp_.n_heads, L[Role::QNorm], hp_.norm_eps, q_);
+      backend_.rmsnorm(k_, n * hp_.n_kv_heads, L[Role::KNorm], hp_.norm_eps, k_);
       cb("Qcur_normed", il, q_, n, int64_t(hp_.n_heads) * hd);
       cb("Kcur_normed", il, k_, n, int64_t(hp_.n_kv_heads) * hd);
     }
@@ -196,27 +197,27 @@ void Transformer::layer(int il, int64_t n, const StepInputs& in, KvCache& kv) {
   }
   cb("kqv_out", il, att_, n, int64_t(hp_.n_heads) * hd);
   if (hp_.post_norms) {
-    backend_.matmul(att_, n, L.wo, o_);
-    backend_.rmsnorm(o_, n, L.post_attn_norm, hp_.norm_eps, o_);
+    backend_.matmul(att_, n, L[Role::Wo], o_);
+    backend_.rmsnorm(o_, n, L[Role::PostAttnNorm], hp_.norm_eps, o_);
     cb("attn_post_norm", il, o_, n, H);
     backend_.add(x_, o_, n * H);
   } else {
-    backend_.matmul(att_, n, L.wo, x_, nullptr, /*accumulate=*/true);  // fused residual
+    backend_.matmul(att_, n, L[Role::Wo], x_, nullptr, /*accumulate=*/true);  // fused residual
   }
   cb("ffn_inp", il, x_, n, H);
 
   // MLP.
-  backend_.rmsnorm(x_, n, L.ffn_norm, hp_.norm_eps, h_);
+  backend_.rmsnorm(x_, n, L[Role::FfnNorm], hp_.norm_eps, h_);
   cb("ffn_norm", il, h_, n, H);
-  backend_.matmul_gated(h_, n, L.w_gate, L.w_up, hp_.act, gate_, up_);
+  backend_.matmul_gated(h_, n, L[Role::Gate], L[Role::Up], hp_.act, gate_, up_);
   cb("ffn_act", il, gate_, n, hp_.ffn);
   if (hp_.post_norms) {
-    backend_.matmul(gate_, n, L.w_down, o_);
-    backend_.rmsnorm(o_, n, L.post_ffn_norm, hp_.norm_eps, o_);
+    backend_.matmul(gate_, n, L[Role::Down], o_);
+    backend_.rmsnorm(o_, n, L[Role::PostFfnNorm], hp_.norm_eps, o_);
     cb("ffn_post_norm", il, o_, n, H);
     backend_.add(x_, o_, n * H);
   } else {
-    backend_.matmul(gate_, n, L.w_down, x_, nullptr, /*accumulate=*/true);
+    backend_.matmul(gate_, n, L[Role::Down], x_, nullptr, /*accumulate=*/true);
   }
   cb("l_out", il, x_, n, H);
 }

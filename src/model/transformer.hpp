@@ -17,10 +17,8 @@ namespace brisk {
 // Called with (name, layer or -1, device data, rows, cols) after each intermediate.
 using DebugHook = std::function<void(const char*, int, const float*, int64_t, int64_t)>;
 
-struct DeviceLayer {
-  DeviceWeight attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm, post_attn_norm;
-  DeviceWeight ffn_norm, w_gate, w_up, w_down, post_ffn_norm;
-};
+// A layer's uploaded weights by role; an absent role is not present().
+using DeviceLayer = LayerOf<DeviceWeight>;
 
 class Transformer {
  public:
@@ -64,6 +62,7 @@ class Transformer {
   uint64_t layer_matmul_params() const;
 
  private:
+  DeviceLayer upload_layer(const LayerWeights& l);
   void ensure_scratch(int64_t n);
   void layer(int il, int64_t n, const StepInputs& in, KvCache& kv);
   void cb(const char* name, int il, const float* data, int64_t rows, int64_t cols) {

@@ -10,19 +10,6 @@ namespace brisk {
 
 namespace {
 
-// Role names in both naming schemes; "%" is the layer index.
-struct RoleNames {
-  const char* gguf;
-  const char* hf;
-};
-
-std::string with_layer(const char* pattern, int layer) {
-  std::string s = pattern;
-  auto pos = s.find('%');
-  if (pos != std::string::npos) s.replace(pos, 1, std::to_string(layer));
-  return s;
-}
-
 class Mapper {
  public:
   Mapper(const CheckpointIndex& c, const HParams& hp, WeightSet& ws) : c_(c), hp_(hp), ws_(ws) {
@@ -33,19 +20,20 @@ class Mapper {
     }
   }
 
-  const TensorInfo* find(const RoleNames& r, int layer) const {
-    std::string name = gguf_ ? with_layer(r.gguf, layer) : with_layer(r.hf, layer);
-    if (!gguf_ && name.rfind("model.", 0) == 0) name = prefix_ + name.substr(6);
-    return c_.find(name);
+  // The checkpoint's name for a role: HF names get the text model's prefix.
+  std::string name(std::string n) const {
+    if (!gguf_ && n.rfind("model.", 0) == 0) n = prefix_ + n.substr(6);
+    return n;
+  }
+  std::string name(const ModelTensorNames& r) const { return name(gguf_ ? r.gguf : r.hf); }
+  std::string name(const RoleSpec& r, int layer) const {
+    return name(role_tensor_name(r, layer, gguf_, hp_.arch == Arch::Gemma3));
   }
 
   // A [rows, cols] matrix that stays in the file mapping.
-  WeightView matrix(const RoleNames& r, int layer, int64_t rows, int64_t cols, bool required = true) {
-    const TensorInfo* t = find(r, layer);
-    if (!t) {
-      if (required) throw Error(ErrorCode::kFormat, "missing tensor " + name(r, layer), c_.path);
-      return {};
-    }
+  WeightView matrix(const std::string& name, int64_t rows, int64_t cols) {
+    const TensorInfo* t = c_.find(name);
+    if (!t) throw Error(ErrorCode::kFormat, "missing tensor " + name, c_.path);
     if (t->shape.size() != 2 || t->shape[0] != rows || t->shape[1] != cols)
       throw Error(ErrorCode::kFormat,
                   "tensor has shape " + shape_string(t->shape) + ", expected [" + std::to_string(rows) + ", " +
@@ -71,12 +59,9 @@ class Mapper {
   }
 
   // A vector converted to float32 (norm weights get Gemma's 1 + w when HParams asks).
-  WeightView vector(const RoleNames& r, int layer, int64_t n, bool required, bool norm) {
-    const TensorInfo* t = find(r, layer);
-    if (!t) {
-      if (required) throw Error(ErrorCode::kFormat, "missing tensor " + name(r, layer), c_.path);
-      return {};
-    }
+  WeightView vector(const std::string& name, int64_t n, bool norm) {
+    const TensorInfo* t = c_.find(name);
+    if (!t) throw Error(ErrorCode::kFormat, "missing tensor " + name, c_.path);
     if (t->numel() != n)
       throw Error(ErrorCode::kFormat, "tensor has " + std::to_string(t->numel()) + " elements, expected " +
                                           std::to_string(n), t->name);
@@ -88,7 +73,12 @@ class Mapper {
     return WeightView{t->name, DType::F32, 1, n, ws_.owned.back().data()};
   }
 
-  std::string name(const RoleNames& r, int layer) const { return with_layer(gguf_ ? r.gguf : r.hf, layer); }
+  // A layer role, as its kind asks.
+  WeightView role(const RoleSpec& r, int layer) {
+    const std::string n = name(r, layer);
+    const int64_t rows = role_extent(r.rows, hp_), cols = role_extent(r.cols, hp_);
+    return r.kind == RoleKind::Matrix ? matrix(n, rows, cols) : vector(n, cols, r.kind == RoleKind::Norm);
+  }
 
  private:
   const CheckpointIndex& c_;
@@ -98,77 +88,36 @@ class Mapper {
   std::string prefix_ = "model.";
 };
 
-const RoleNames kEmbd{"token_embd.weight", "model.embed_tokens.weight"};
-const RoleNames kOutNorm{"output_norm.weight", "model.norm.weight"};
-const RoleNames kOutput{"output.weight", "lm_head.weight"};
-const RoleNames kAttnNorm{"blk.%.attn_norm.weight", "model.layers.%.input_layernorm.weight"};
-const RoleNames kWq{"blk.%.attn_q.weight", "model.layers.%.self_attn.q_proj.weight"};
-const RoleNames kWk{"blk.%.attn_k.weight", "model.layers.%.self_attn.k_proj.weight"};
-const RoleNames kWv{"blk.%.attn_v.weight", "model.layers.%.self_attn.v_proj.weight"};
-const RoleNames kWo{"blk.%.attn_output.weight", "model.layers.%.self_attn.o_proj.weight"};
-const RoleNames kBq{"blk.%.attn_q.bias", "model.layers.%.self_attn.q_proj.bias"};
-const RoleNames kBk{"blk.%.attn_k.bias", "model.layers.%.self_attn.k_proj.bias"};
-const RoleNames kBv{"blk.%.attn_v.bias", "model.layers.%.self_attn.v_proj.bias"};
-const RoleNames kQNorm{"blk.%.attn_q_norm.weight", "model.layers.%.self_attn.q_norm.weight"};
-const RoleNames kKNorm{"blk.%.attn_k_norm.weight", "model.layers.%.self_attn.k_norm.weight"};
-const RoleNames kGate{"blk.%.ffn_gate.weight", "model.layers.%.mlp.gate_proj.weight"};
-const RoleNames kUp{"blk.%.ffn_up.weight", "model.layers.%.mlp.up_proj.weight"};
-const RoleNames kDown{"blk.%.ffn_down.weight", "model.layers.%.mlp.down_proj.weight"};
-// HF's "post_attention_layernorm" is the pre-MLP norm in Llama/Qwen but the post-attention
-// norm in Gemma 3, whose pre-MLP norm is "pre_feedforward_layernorm".
-const RoleNames kFfnNormLlama{"blk.%.ffn_norm.weight", "model.layers.%.post_attention_layernorm.weight"};
-const RoleNames kFfnNormGemma{"blk.%.ffn_norm.weight", "model.layers.%.pre_feedforward_layernorm.weight"};
-const RoleNames kPostAttnNorm{"blk.%.post_attention_norm.weight", "model.layers.%.post_attention_layernorm.weight"};
-const RoleNames kPostFfnNorm{"blk.%.post_ffw_norm.weight", "model.layers.%.post_feedforward_layernorm.weight"};
-const RoleNames kRopeFreqs{"rope_freqs.weight", "-"};
-
 }  // namespace
+
+// A GGUF file's rope_freqs tensor: divisors of the rotation frequencies (llama.cpp's
+// converter bakes Llama 3's rope scaling into it). Empty when absent.
+std::vector<float> rope_freq_factors(const CheckpointIndex& ckpt, const HParams& hp) {
+  const TensorInfo* rf = ckpt.format == "gguf" ? ckpt.find(kRopeFreqsGguf) : nullptr;
+  if (!rf) return {};
+  if (rf->numel() != hp.head_dim / 2 || rf->dtype != DType::F32)
+    throw Error(ErrorCode::kFormat, "rope_freqs must hold head_dim / 2 float32 values", rf->name);
+  const float* f = reinterpret_cast<const float*>(rf->data);
+  std::vector<float> out(f, f + hp.head_dim / 2);
+  for (float x : out)
+    if (!std::isfinite(x) || x <= 0.f)
+      throw Error(ErrorCode::kFormat, "rope_freqs holds " + std::to_string(x) + ": every factor must be finite and > 0",
+                  rf->name);
+  return out;
+}
 
 WeightSet map_weights(const CheckpointIndex& ckpt, const HParams& hp) {
   WeightSet ws;
-  ws.owned.reserve(size_t(hp.n_layers) * 10 + 4);  // views point into these: never reallocate
+  ws.owned.reserve(size_t(hp.n_layers) * kLayerRoleCount + 4);  // views point into these: never reallocate
   Mapper m(ckpt, hp, ws);
-  const int64_t H = hp.hidden, Q = int64_t(hp.n_heads) * hp.head_dim, KV = int64_t(hp.n_kv_heads) * hp.head_dim;
-  ws.tok_embd = m.matrix(kEmbd, 0, hp.vocab, H);
-  ws.output_norm = m.vector(kOutNorm, 0, H, true, true);
-  ws.output = hp.tied_embeddings ? ws.tok_embd : m.matrix(kOutput, 0, hp.vocab, H);
-  if (const TensorInfo* rf = m.find(kRopeFreqs, 0)) {
-    if (rf->numel() != hp.head_dim / 2 || rf->dtype != DType::F32)
-      throw Error(ErrorCode::kFormat, "rope_freqs must hold head_dim / 2 float32 values", rf->name);
-    const float* f = reinterpret_cast<const float*>(rf->data);
-    ws.rope_freq_factors.assign(f, f + hp.head_dim / 2);
-    for (float x : ws.rope_freq_factors)  // divisors of the rotation frequencies
-      if (!std::isfinite(x) || x <= 0.f)
-        throw Error(ErrorCode::kFormat, "rope_freqs holds " + std::to_string(x) + ": every factor must be finite and > 0",
-                    rf->name);
-  }
-  const bool gemma = hp.arch == Arch::Gemma3;
-  for (int i = 0; i < hp.n_layers; ++i) {
-    LayerWeights l;
-    l.attn_norm = m.vector(kAttnNorm, i, H, true, true);
-    l.wq = m.matrix(kWq, i, Q, H);
-    l.wk = m.matrix(kWk, i, KV, H);
-    l.wv = m.matrix(kWv, i, KV, H);
-    l.wo = m.matrix(kWo, i, H, Q);
-    if (hp.qkv_bias) {
-      l.bq = m.vector(kBq, i, Q, true, false);
-      l.bk = m.vector(kBk, i, KV, true, false);
-      l.bv = m.vector(kBv, i, KV, true, false);
-    }
-    if (hp.qk_norm) {
-      l.q_norm = m.vector(kQNorm, i, hp.head_dim, true, true);
-      l.k_norm = m.vector(kKNorm, i, hp.head_dim, true, true);
-    }
-    l.ffn_norm = m.vector(gemma ? kFfnNormGemma : kFfnNormLlama, i, H, true, true);
-    if (hp.post_norms) {
-      l.post_attn_norm = m.vector(kPostAttnNorm, i, H, true, true);
-      l.post_ffn_norm = m.vector(kPostFfnNorm, i, H, true, true);
-    }
-    l.w_gate = m.matrix(kGate, i, hp.ffn, H);
-    l.w_up = m.matrix(kUp, i, hp.ffn, H);
-    l.w_down = m.matrix(kDown, i, H, hp.ffn);
-    ws.layers.push_back(std::move(l));
-  }
+  ws.tok_embd = m.matrix(m.name(kTokEmbdNames), hp.vocab, hp.hidden);
+  ws.output_norm = m.vector(m.name(kOutputNormNames), hp.hidden, true);
+  ws.output = hp.tied_embeddings ? ws.tok_embd : m.matrix(m.name(kOutputNames), hp.vocab, hp.hidden);
+  ws.rope_freq_factors = rope_freq_factors(ckpt, hp);
+  ws.layers.resize(size_t(hp.n_layers));
+  for (int i = 0; i < hp.n_layers; ++i)
+    for (const RoleSpec& r : kLayerRoles)
+      if (role_present(r, hp)) ws.layers[size_t(i)][r.role] = m.role(r, i);
   return ws;
 }
 

@@ -9,15 +9,14 @@
 
 #include "backend/backend.hpp"
 #include "model/hparams.hpp"
+#include "model/weight_roles.hpp"
 
 namespace brisk {
 
 class CheckpointIndex;
 
-struct LayerWeights {
-  WeightView attn_norm, wq, wk, wv, wo, bq, bk, bv, q_norm, k_norm, post_attn_norm;
-  WeightView ffn_norm, w_gate, w_up, w_down, post_ffn_norm;
-};
+// A layer's views by role (weight_roles.hpp); an absent role has a null view.
+using LayerWeights = LayerOf<WeightView>;
 
 struct WeightSet {
   WeightView tok_embd, output_norm, output;
@@ -27,17 +26,5 @@ struct WeightSet {
 };
 
 WeightSet map_weights(const CheckpointIndex& ckpt, const HParams& hp);
-
-// Every (role name, view) of a weight set, in a fixed order, for upload and inspection.
-template <typename Fn>
-void for_each_weight(WeightSet& ws, Fn&& fn) {
-  fn(ws.tok_embd);
-  fn(ws.output_norm);
-  fn(ws.output);
-  for (auto& l : ws.layers)
-    for (WeightView* w : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm,
-                          &l.post_attn_norm, &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down, &l.post_ffn_norm})
-      fn(*w);
-}
 
 }  // namespace brisk

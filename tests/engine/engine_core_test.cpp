@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "base/error.hpp"
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 #include "test_paths.hpp"
 
 namespace brisk {

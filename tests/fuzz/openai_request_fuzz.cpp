@@ -7,7 +7,7 @@
 
 #include "base/error.hpp"
 #include "brisk/brisk.hpp"
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 #include "server/openai_schema.hpp"
 
 using namespace brisk;

@@ -16,7 +16,7 @@
 #include "engine_helpers.hpp"
 #include "engine/model_runner.hpp"
 #include "model/model.hpp"
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 #include "test_paths.hpp"
 
 #if BRISK_WITH_CUDA

@@ -15,7 +15,7 @@
 #include "engine/score.hpp"
 #include "engine_helpers.hpp"
 #include "model/model.hpp"
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 #include "test_paths.hpp"
 
 namespace brisk {

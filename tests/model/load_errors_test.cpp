@@ -15,7 +15,7 @@
 #include "base/error.hpp"
 #include "format/gguf_writer.hpp"
 #include "model/model.hpp"
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 #include "test_paths.hpp"
 
 namespace brisk {

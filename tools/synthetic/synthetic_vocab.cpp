@@ -1,4 +1,4 @@
-#include "model/synthetic_vocab.hpp"
+#include "synthetic/synthetic_vocab.hpp"
 
 #include <map>
 #include <utility>

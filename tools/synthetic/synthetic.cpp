@@ -1,4 +1,4 @@
-#include "model/synthetic.hpp"
+#include "synthetic/synthetic.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -13,7 +13,9 @@
 #include "base/thread_pool.hpp"
 #include "format/gguf_writer.hpp"
 #include "format/safetensors_writer.hpp"
-#include "model/synthetic_vocab.hpp"
+#include "model/hparams.hpp"
+#include "model/weight_roles.hpp"
+#include "synthetic/synthetic_vocab.hpp"
 #include "quant/quantize.hpp"
 
 namespace brisk {
@@ -142,44 +144,42 @@ class Generator {
     out_.push_back({hf, gguf, rows, cols, center, stddev, matrix});
   }
 
+  // Every tensor the role table names for this arch, with the spread a trained model's
+  // tensors roughly have: matrices 1/sqrt(fan-in), small biases, norms near their centre.
   void build() {
-    const bool gemma = std::string(s_.arch) == "gemma3";
-    const int64_t H = s_.hidden, Q = int64_t(s_.heads) * s_.head_dim, KV = int64_t(s_.kv_heads) * s_.head_dim;
+    const HParams hp = shape_hparams();
+    const bool gemma = hp.arch == Arch::Gemma3;
     // HF Gemma norms are stored as w in (1 + w); everyone else stores the scale itself.
     const float norm_center = gemma ? 0.f : 1.f;
-    auto norm = [&](const std::string& hf, const std::string& gguf, int64_t n) {
-      add(hf, gguf, 1, n, norm_center, 0.05f, false);
-    };
-    add("model.embed_tokens.weight", "token_embd.weight", s_.vocab, H, 0.f, 1.f, true);
-    for (int i = 0; i < s_.layers; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".", g = "blk." + std::to_string(i) + ".";
-      norm(p + "input_layernorm.weight", g + "attn_norm.weight", H);
-      add(p + "self_attn.q_proj.weight", g + "attn_q.weight", Q, H, 0.f, 1.f / std::sqrt(float(H)), true);
-      add(p + "self_attn.k_proj.weight", g + "attn_k.weight", KV, H, 0.f, 1.f / std::sqrt(float(H)), true);
-      add(p + "self_attn.v_proj.weight", g + "attn_v.weight", KV, H, 0.f, 1.f / std::sqrt(float(H)), true);
-      add(p + "self_attn.o_proj.weight", g + "attn_output.weight", H, Q, 0.f, 1.f / std::sqrt(float(Q)), true);
-      if (std::string(s_.arch) == "qwen2") {
-        add(p + "self_attn.q_proj.bias", g + "attn_q.bias", 1, Q, 0.f, 0.1f, false);
-        add(p + "self_attn.k_proj.bias", g + "attn_k.bias", 1, KV, 0.f, 0.1f, false);
-        add(p + "self_attn.v_proj.bias", g + "attn_v.bias", 1, KV, 0.f, 0.1f, false);
+    const int64_t H = hp.hidden;
+    add(kTokEmbdNames.hf, kTokEmbdNames.gguf, s_.vocab, H, 0.f, 1.f, true);
+    for (int i = 0; i < s_.layers; ++i)
+      for (const RoleSpec& r : kLayerRoles) {
+        if (!role_present(r, hp)) continue;
+        const int64_t rows = role_extent(r.rows, hp), cols = role_extent(r.cols, hp);
+        const std::string hf = role_tensor_name(r, i, false, gemma), gguf = role_tensor_name(r, i, true, gemma);
+        if (r.kind == RoleKind::Matrix)
+          add(hf, gguf, rows, cols, 0.f, 1.f / std::sqrt(float(cols)), true);
+        else if (r.kind == RoleKind::Bias)
+          add(hf, gguf, 1, cols, 0.f, 0.1f, false);
+        else
+          add(hf, gguf, 1, cols, norm_center, 0.05f, false);
       }
-      if (std::string(s_.arch) == "qwen3" || gemma) {
-        norm(p + "self_attn.q_norm.weight", g + "attn_q_norm.weight", s_.head_dim);
-        norm(p + "self_attn.k_norm.weight", g + "attn_k_norm.weight", s_.head_dim);
-      }
-      if (gemma) {
-        norm(p + "post_attention_layernorm.weight", g + "post_attention_norm.weight", H);
-        norm(p + "pre_feedforward_layernorm.weight", g + "ffn_norm.weight", H);
-        norm(p + "post_feedforward_layernorm.weight", g + "post_ffw_norm.weight", H);
-      } else {
-        norm(p + "post_attention_layernorm.weight", g + "ffn_norm.weight", H);
-      }
-      add(p + "mlp.gate_proj.weight", g + "ffn_gate.weight", s_.ffn, H, 0.f, 1.f / std::sqrt(float(H)), true);
-      add(p + "mlp.up_proj.weight", g + "ffn_up.weight", s_.ffn, H, 0.f, 1.f / std::sqrt(float(H)), true);
-      add(p + "mlp.down_proj.weight", g + "ffn_down.weight", H, s_.ffn, 0.f, 1.f / std::sqrt(float(s_.ffn)), true);
-    }
-    norm("model.norm.weight", "output_norm.weight", H);
-    if (!s_.tied) add("lm_head.weight", "output.weight", s_.vocab, H, 0.f, 1.f / std::sqrt(float(H)), true);
+    add(kOutputNormNames.hf, kOutputNormNames.gguf, 1, H, norm_center, 0.05f, false);
+    if (!s_.tied) add(kOutputNames.hf, kOutputNames.gguf, s_.vocab, H, 0.f, 1.f / std::sqrt(float(H)), true);
+  }
+
+  // The shape's numbers and its arch's switches, as the loader will read them back.
+  HParams shape_hparams() const {
+    HParams hp = arch_switches(s_.arch);
+    hp.vocab = s_.vocab;
+    hp.hidden = s_.hidden;
+    hp.n_layers = s_.layers;
+    hp.n_heads = s_.heads;
+    hp.n_kv_heads = s_.kv_heads;
+    hp.head_dim = s_.head_dim;
+    hp.ffn = s_.ffn;
+    return hp;
   }
 
   void write_gguf(const std::string& path) {
@@ -212,7 +212,7 @@ class Generator {
       auto f = llama3_freq_factors();
       std::vector<uint8_t> bytes(f.size() * 4);
       std::memcpy(bytes.data(), f.data(), bytes.size());
-      w.add_tensor("rope_freqs.weight", DType::F32, {int64_t(f.size())}, bytes);
+      w.add_tensor(kRopeFreqsGguf, DType::F32, {int64_t(f.size())}, bytes);
     }
     w.write(path);
   }
