@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backend/cuda/decode_split.cuh"
+#include "backend/cuda/head_dim.cuh"
 #include "backend/cuda/kernels.cuh"
 #include "backend/cuda/kv_elems.cuh"
 
@@ -227,11 +228,11 @@ void attention_decode(const float* q, const KvCache& kv, int layer, int64_t n, c
   if (tensor_cores && !float_decode_forced() &&
       attention_decode_mma(q, kv, layer, n, positions, seqs, cfg, splits, partial, s)) {
     // the tensor-core kernel wrote the same partial results
-  } else if (hd <= 32) launch_decode<1>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
-  else if (hd <= 64) launch_decode<2>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
-  else if (hd <= 128) launch_decode<4>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
-  else if (hd <= 256) launch_decode<8>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
-  else throw Error(ErrorCode::kUnsupported, "the CUDA backend supports head dimensions up to 256, not " + std::to_string(hd));
+  } else if (!with_head_dim_bound(hd, [&](auto bound) {
+               launch_decode<decltype(bound)::value / 32>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+             })) {
+    throw Error(ErrorCode::kUnsupported, "the CUDA backend supports head dimensions up to 256, not " + std::to_string(hd));
+  }
   BRISK_LAUNCH_CHECK();
   launch(decode_combine_kernel, unsigned(n * cfg.n_heads), 128, 0, s, partial, splits, cfg.head_dim, out, out16);
   BRISK_LAUNCH_CHECK();

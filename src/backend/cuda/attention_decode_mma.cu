@@ -10,9 +10,11 @@
 #include <cfloat>
 
 #include "backend/cuda/decode_split.cuh"
+#include "backend/cuda/head_dim.cuh"
 #include "backend/cuda/kernels.cuh"
 #include "backend/cuda/kv_elems.cuh"
 #include "backend/cuda/mma.cuh"
+#include "backend/cuda/online_softmax.cuh"
 
 namespace brisk::cuda {
 namespace {
@@ -100,39 +102,17 @@ __global__ void __launch_bounds__(kWarps * 32)
       mma_bf16(sc[1], a, b[2], b[3]);
     }
     // Keys past the slice are masked; every key in it is visible to the token.
-    float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
+      for (int e = 0; e < 4; ++e)
         if (nt * 8 + 2 * tq + (e & 1) >= valid) sc[nt][e] = -INFINITY;
-        mx[e >> 1] = fmaxf(mx[e >> 1], sc[nt][e]);
-      }
-    float corr[2], m_use[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float m_new = fmaxf(m_run[r], mx[r]);
-      m_use[r] = m_new == -INFINITY ? 0.f : m_new;
-      corr[r] = exp2f(m_run[r] - m_use[r]);
-      m_run[r] = m_new;
-      l_run[r] *= corr[r];
-    }
-#pragma unroll
-    for (int i = 0; i < kOT; ++i) o[i][0] *= corr[0], o[i][1] *= corr[0], o[i][2] *= corr[1], o[i][3] *= corr[1];
+    float m_use[2];
+    online_softmax_rescale(sc, m_run, l_run, o, m_use);
 
     // O += P V with P straight from the S accumulators.
-    float pr[8];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      pr[e] = exp2f(sc[0][e] - m_use[e >> 1]);
-      pr[4 + e] = exp2f(sc[1][e] - m_use[e >> 1]);
-    }
-    l_run[0] += pr[0] + pr[1] + pr[4] + pr[5];
-    l_run[1] += pr[2] + pr[3] + pr[6] + pr[7];
-    const uint32_t a[4] = {pack_bf16(pr[0], pr[1]), pack_bf16(pr[2], pr[3]), pack_bf16(pr[4], pr[5]),
-                           pack_bf16(pr[6], pr[7])};
+    uint32_t a[4];
+    softmax_probs_operand(sc[0], sc[1], m_use, l_run, a);
 #pragma unroll
     for (int dt = 0; dt < kOT; dt += 2) {
       uint32_t b[4];
@@ -142,11 +122,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
     __syncwarp();  // the tile is read before the next one is written
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
-    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
-  }
+  softmax_row_sums(l_run);
 
   // Merge the warps: each leaves its rows' O, m and l in shared memory.
   __syncthreads();
@@ -207,12 +183,10 @@ void launch_mma(const float* q, const KvCache& kv, int layer, int64_t n, const i
 bool attention_decode_mma(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                           const int32_t* seqs, const AttentionConfig& cfg, int splits, float* partial, cudaStream_t s) {
   if (cfg.n_heads / cfg.n_kv_heads > kRows) return false;
-  switch (cfg.head_dim) {
-    case 64: launch_mma<64>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
-    case 128: launch_mma<128>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
-    case 256: launch_mma<256>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s); break;
-    default: return false;
-  }
+  const bool launched = with_mma_head_dim(cfg.head_dim, [&](auto hd) {
+    launch_mma<decltype(hd)::value>(q, kv, layer, n, positions, seqs, cfg, splits, partial, s);
+  });
+  if (!launched) return false;
   BRISK_LAUNCH_CHECK();
   return true;
 }

@@ -10,9 +10,11 @@
 // (The cache is float32 in the exact mode, converted as it is loaded, or bf16 in the fast one.)
 #include <cfloat>
 
+#include "backend/cuda/head_dim.cuh"
 #include "backend/cuda/kernels.cuh"
 #include "backend/cuda/kv_elems.cuh"
 #include "backend/cuda/mma.cuh"
+#include "backend/cuda/online_softmax.cuh"
 
 namespace brisk::cuda {
 namespace {
@@ -109,7 +111,6 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
 
     // Mask and online softmax, rows g (e = 0, 1) and g + 8 (e = 2, 3) of the warp's 16.
-    float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
@@ -118,34 +119,15 @@ __global__ void __launch_bounds__(kWarps * 32)
         const int32_t p = row_pos[e >> 1];
         const bool vis = p >= 0 && j <= p && (window <= 0 || j > int64_t(p) - window);
         s[nt][e] = vis ? s[nt][e] : -INFINITY;
-        mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
       }
-    float corr[2], m_use[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      const float m_new = fmaxf(m_run[r], mx[r]);
-      m_use[r] = m_new == -INFINITY ? 0.f : m_new;  // a row with nothing visible yet
-      corr[r] = exp2f(m_run[r] - m_use[r]);
-      m_run[r] = m_new;
-      l_run[r] *= corr[r];
-    }
-#pragma unroll
-    for (int i = 0; i < kOT; ++i) o[i][0] *= corr[0], o[i][1] *= corr[0], o[i][2] *= corr[1], o[i][3] *= corr[1];
+    float m_use[2];
+    online_softmax_rescale(s, m_run, l_run, o, m_use);
 
     // O += P V, P straight from the S accumulators (their layout is the A operand's).
 #pragma unroll
     for (int c = 0; c < kBK / 16; ++c) {
-      float p[8];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        p[e] = exp2f(s[2 * c][e] - m_use[e >> 1]);
-        p[4 + e] = exp2f(s[2 * c + 1][e] - m_use[e >> 1]);
-      }
-      l_run[0] += p[0] + p[1] + p[4] + p[5];
-      l_run[1] += p[2] + p[3] + p[6] + p[7];
-      const uint32_t a[4] = {pack_bf16(p[0], p[1]), pack_bf16(p[2], p[3]), pack_bf16(p[4], p[5]), pack_bf16(p[6], p[7])};
+      uint32_t a[4];
+      softmax_probs_operand(s[2 * c], s[2 * c + 1], m_use, l_run, a);
 #pragma unroll
       for (int dt = 0; dt < kOT; dt += 2) {
         uint32_t b[4];
@@ -157,11 +139,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 
   // Row sums across the quad that shares each row, then the normalised rows.
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 1);
-    l_run[r] += __shfl_xor_sync(0xffffffffu, l_run[r], 2);
-  }
+  softmax_row_sums(l_run);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t t = t0 + warp * 16 + g + 8 * r;
@@ -211,12 +189,11 @@ bool launch_prefill(const float* q, const KvCache& kv, int layer, int64_t n, con
 bool attention_prefill(const float* q, const KvCache& kv, int layer, int64_t n, const int32_t* positions,
                        const int32_t* seqs, const AttentionConfig& cfg, float* out, int cc_major, cudaStream_t s) {
   if (cc_major < 8 || n > int64_t(65535) * kBQ) return false;
-  switch (cfg.head_dim) {
-    case 64: return launch_prefill<64>(q, kv, layer, n, positions, seqs, cfg, out, s);
-    case 128: return launch_prefill<128>(q, kv, layer, n, positions, seqs, cfg, out, s);
-    case 256: return launch_prefill<256>(q, kv, layer, n, positions, seqs, cfg, out, s);
-    default: return false;
-  }
+  bool launched = false;
+  with_mma_head_dim(cfg.head_dim, [&](auto hd) {
+    launched = launch_prefill<decltype(hd)::value>(q, kv, layer, n, positions, seqs, cfg, out, s);
+  });
+  return launched;
 }
 
 }  // namespace brisk::cuda
