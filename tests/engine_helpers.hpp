@@ -8,8 +8,23 @@
 #include <vector>
 
 #include "engine/engine_core.hpp"
+#include "synthetic/synthetic.hpp"
+#include "test_paths.hpp"
 
 namespace brisk::test {
+
+// The engine tests' model: a small synthetic Llama in Q8_0 (the serving configuration's
+// format), written to the scratch folder as `name`; returns its path.
+inline std::string small_llama_q8(uint64_t seed, const std::string& name) {
+  SyntheticSpec spec;
+  spec.arch = "llama";
+  spec.size = "small";
+  spec.dtype = DType::Q8_0;
+  spec.seed = seed;
+  const std::string path = scratch_dir() + "/" + name;
+  write_synthetic_checkpoint(spec, path);
+  return path;
+}
 
 struct Generated {
   std::vector<int32_t> tokens;

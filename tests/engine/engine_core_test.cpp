@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "synthetic/synthetic.hpp"
+#include "engine_helpers.hpp"
 #include "test_paths.hpp"
 
 namespace brisk {
@@ -34,13 +35,7 @@ EngineOptions options(int parallel, int64_t context, int64_t chunk, size_t queue
 class SchedulerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    SyntheticSpec spec;
-    spec.arch = "llama";
-    spec.size = "small";
-    spec.dtype = DType::Q8_0;
-    spec.seed = 11;
-    const std::string path = test::scratch_dir() + "/sched_llama.gguf";
-    write_synthetic_checkpoint(spec, path);
+    const std::string path = test::small_llama_q8(11, "sched_llama.gguf");
     backend_ = make_cpu_backend(0, /*int8_activations=*/true).release();
     model_ = Model::load(path, *backend_).release();
   }
