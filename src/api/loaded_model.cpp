@@ -33,7 +33,7 @@ ModelInfo describe(const std::string& path, const Backend& be, Model& m) {
 std::shared_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& o) {
   auto lm = std::make_shared<LoadedModel>();
   std::string note;
-  lm->backend = make_backend(BackendOptions{o.device, o.threads, o.exact, o.decode_attention, o.pdl}, &note);
+  lm->backend = make_backend(BackendOptions{o.device, o.threads, o.exact, o.decode_attention, o.pdl, o.mmq}, &note);
   ModelLoadOptions mo;
   mo.progress = o.progress;
   mo.chat_template = o.chat_template;

@@ -17,6 +17,7 @@ struct BackendOptions {
   // CUDA: "auto", or "float" to keep the fast mode's decode attention on the float kernel.
   std::string decode_attention = "auto";
   bool pdl = true;              // CUDA: programmatic dependent launch where the GPU has it
+  bool mmq = true;              // CUDA: quantized decode batches on the integer tensor cores
 };
 
 // Throws brisk::Error naming the problem for a bad spec or an unusable GPU ("cuda" asked

@@ -24,7 +24,7 @@ CLI::Option* add_threads_option(CLI::App& app, int& threads);
 CLI::Option* add_device_option(CLI::App& app, std::string& device, const char* help);
 // --chat-template FILE|NAME: a built-in template's name or an existing file.
 CLI::Option* add_chat_template_option(CLI::App& app, std::string& value);
-// --decode-attention auto|float and --no-pdl (CUDA kernels' switches, for measurements).
+// --decode-attention auto|float, --no-pdl and --no-mmq (CUDA kernels' switches, for measurements).
 CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load);
 
 }  // namespace brisk::cli

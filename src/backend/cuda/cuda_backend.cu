@@ -16,6 +16,11 @@ int cuda_device_count() {
   return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
 }
 
+int cuda_compute_major(int device) {
+  int major = 0;
+  return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess ? major : 0;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options) {
   return std::make_unique<cuda::CudaBackend>(device, options);
 }
@@ -29,7 +34,7 @@ bool& pdl_enabled() {
 
 namespace {
 
-enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotFused, kSlotCount };
+enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotFused, kSlotSplitK, kSlotCount };
 
 std::string mib(uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; }
 
@@ -78,7 +83,8 @@ void repack_rows(DType t, const uint8_t* src, uint64_t src_rb, uint8_t* dst, uin
 
 }  // namespace
 
-CudaBackend::CudaBackend(int device, const CudaOptions& options) : device_(device), exact_(options.exact) {
+CudaBackend::CudaBackend(int device, const CudaOptions& options)
+    : device_(device), exact_(options.exact), mmq_(options.mmq) {
   const bool exact = options.exact;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
@@ -259,10 +265,32 @@ bool CudaBackend::use_gemv(const DeviceWeight& w, int64_t n) const {
 // as llama.cpp's do; exact mode keeps every product in float32.
 const Q8Activations* CudaBackend::quantized_input(const DeviceWeight& w, const float* x, int64_t n) {
   if (exact_ || !use_gemv(w, n) || !has_q8_dot(layout_of(w.dtype)) || w.cols % 32 != 0) return nullptr;
-  void* buf = scratch(scratch_slots_, kSlotXQ, q8_activation_bytes(n, w.cols));
-  q8_view_ = q8_activations_in(buf, n, w.cols);
-  quantize_activations(x, n, w.cols, q8_view_, stream_);
-  return &q8_view_;
+  return &quantize_input(x, n, w.cols);
+}
+
+const Q8Activations& CudaBackend::quantize_input(const float* x, int64_t n, int64_t cols) {
+  void* buf = scratch(scratch_slots_, kSlotXQ, q8_activation_bytes(n, cols));
+  q8_view_ = q8_activations_in(buf, n, cols);
+  quantize_activations(x, n, cols, q8_view_, stream_);
+  return q8_view_;
+}
+
+// Batches above the GEMV's on planar int8 (Q8_0, I8) and Q4_K weights take the integer tensor cores
+// (mmq.cu), which read the weights once per 64 tokens; dequantizing to bf16 for cuBLASLt
+// moves ~4x their bytes. Larger batches (prefill) stay on cuBLASLt, whose bf16 rate the
+// int8 kernel does not reach once the weights are reused across many token tiles.
+bool CudaBackend::use_mmq(const DeviceWeight& w, int64_t n) const {
+  return !exact_ && mmq_ && n > kGemvMaxTokens && n <= kMmqMaxTokens && w.cols % 32 == 0 &&
+         has_mmq(layout_of(w.dtype), cc_major_);
+}
+
+void CudaBackend::run_mmq(const DeviceWeight& w, const Q8Activations& xq, int64_t n, float* y, const float* bias,
+                          bool accumulate) {
+  const int splits = mmq_splits(w.rows, n, w.cols);
+  float* partial = nullptr;
+  if (splits > 1)
+    partial = static_cast<float*>(scratch(scratch_slots_, kSlotSplitK, uint64_t(splits) * uint64_t(n * w.rows) * 4));
+  mmq(matrix(w), xq, n, y, bias, accumulate, splits, partial, stream_);
 }
 
 void* CudaBackend::alloc_bytes(uint64_t bytes) {
@@ -367,6 +395,11 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
     gemv(matrix(w), x, n, y, b, accumulate, stream_, quantized_input(w, x, n));
     return;
   }
+  if (use_mmq(w, n)) {
+    x16_of_ = nullptr;
+    run_mmq(w, quantize_input(x, n, w.cols), n, y, b, accumulate);
+    return;
+  }
   gemm(gemm_input(x, n, w), n, w, w.rows, y, accumulate);
   if (b) add_bias(y, b, n, w.rows, stream_);
 }
@@ -386,6 +419,12 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
     const GpuMatrix* mp[3];
     for (int i = 0; i < count; ++i) m[i] = matrix(*ws[i]), mp[i] = &m[i];
     gemv_multi(mp, ys, b, count, x, n, false, stream_, quantized_input(*ws[0], x, n));
+    return;
+  }
+  if (use_mmq(*ws[0], n)) {
+    x16_of_ = nullptr;
+    const Q8Activations& xq = quantize_input(x, n, ws[0]->cols);  // once for all of them
+    for (int i = 0; i < count; ++i) run_mmq(*ws[i], xq, n, ys[i], b[i], false);
     return;
   }
   const void* xs = gemm_input(x, n, *ws[0]);
@@ -446,6 +485,14 @@ void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& ga
   if (use_gemv(gate, n)) {
     x16_of_ = nullptr;
     gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
+    return;
+  }
+  if (use_mmq(gate, n)) {
+    x16_of_ = nullptr;
+    const Q8Activations& xq = quantize_input(x, n, gate.cols);
+    run_mmq(gate, xq, n, out, nullptr, false);
+    run_mmq(up, xq, n, scratch, nullptr, false);
+    cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_);
     return;
   }
   // Two products, even where gate and up lie end to end: cuBLASLt's best algorithm for the

@@ -17,6 +17,7 @@ struct CudaOptions {
   bool exact = false;
   bool float_decode_attention = false;  // the fast mode's decode attention on the float kernel
   bool pdl = true;                      // programmatic dependent launch on sm_90+
+  bool mmq = true;                      // int8 tensor cores for quantized batches of 9..64 (else dequantize)
 };
 
 // Opens GPU `device` after checking it: a driver new enough for this build, compute
@@ -26,5 +27,7 @@ std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& option
 
 // Number of CUDA devices the driver reports (0 when there is no driver or device).
 int cuda_device_count();
+// The compute capability's major number of GPU `device` (0 when it cannot be read).
+int cuda_compute_major(int device = 0);
 
 }  // namespace brisk

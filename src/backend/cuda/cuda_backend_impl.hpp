@@ -80,11 +80,15 @@ class CudaBackend final : public Backend {
   bool use_gemv(const DeviceWeight& w, int64_t n) const;
   // x quantized for the integer GEMV when w's format has one (null: float products).
   const Q8Activations* quantized_input(const DeviceWeight& w, const float* x, int64_t n);
+  const Q8Activations& quantize_input(const float* x, int64_t n, int64_t cols);  // into the XQ scratch
+  bool use_mmq(const DeviceWeight& w, int64_t n) const;
+  void run_mmq(const DeviceWeight& w, const Q8Activations& xq, int64_t n, float* y, const float* bias, bool accumulate);
   void* scratch(std::vector<void*>& slot, size_t index, uint64_t bytes);
   const float* inv_freq(const RopeConfig& cfg);
 
   int device_ = 0;
   bool exact_ = false;  // float32 GEMMs and attention everywhere (oracle comparisons)
+  bool mmq_ = true;     // CudaOptions::mmq
   int cc_major_ = 0, cc_minor_ = 0;
   std::string name_;
   cudaStream_t stream_ = nullptr;

@@ -25,6 +25,9 @@ struct GpuMatrix {
 
 // Most tokens the GEMV takes in one pass over the weights; more go through the GEMM.
 constexpr int64_t kGemvMaxTokens = 8;
+// Most tokens a product on planar int8 weights takes on the integer tensor cores (mmq);
+// more go through the GEMM.
+constexpr int64_t kMmqMaxTokens = 64;
 
 // Activations quantized for the integer GEMV (as llama.cpp's q8_1): per block of 32 values
 // an int8 vector and a float scale d = max|x| / 127, plus the sum of each 16 values
@@ -52,6 +55,14 @@ void gemv_multi(const GpuMatrix* const* ws, float* const* ys, const float* const
 // out[t][r] = act(gate[r] . x[t]) * (up[r] . x[t]): the MLP's two projections in one pass.
 void gemv_gated(const GpuMatrix& gate, const GpuMatrix& up, const float* x, int64_t n, Activation act, float* out,
                 cudaStream_t s, const Q8Activations* xq = nullptr);
+// y[t][r] = W[r] . x[t] (+ bias[r]) (+ y[t][r] when accumulate) on the integer tensor
+// cores, for planar int8 and Q4_K weights (has_mmq) and any n; meant for decode batches above
+// kGemvMaxTokens. With splits > 1 (mmq_splits) the columns are split across blocks and
+// partial holds splits * n * rows floats.
+bool has_mmq(GpuLayout layout, int cc_major);
+int mmq_splits(int64_t rows, int64_t n, int64_t cols);
+void mmq(const GpuMatrix& w, const Q8Activations& x, int64_t n, float* y, const float* bias, bool accumulate,
+         int splits, float* partial, cudaStream_t s);
 // out[r][c] = W[r][c] as bf16 (F16 weights as f16; float32 when to_f32), for the GEMM path.
 void dequantize_matrix(const GpuMatrix& w, void* out, bool to_f32, cudaStream_t s);
 // out[t] = W[ids[t]] * scale, float32.

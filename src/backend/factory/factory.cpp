@@ -27,6 +27,7 @@ std::unique_ptr<Backend> open_cuda(int index, const BackendOptions& o) {
   c.exact = o.exact;
   c.float_decode_attention = o.decode_attention == "float";
   c.pdl = o.pdl;
+  c.mmq = o.mmq;
   return make_cuda_backend(index, c);
 #else
   (void)index, (void)o;
