@@ -15,8 +15,9 @@ FAVOURED = 1234  # any ordinary token id of the 262k vocabulary
 
 @pytest.fixture(scope="module")
 def small_pool():
-    # 13 blocks of 16 positions; four chats of up to 160 positions need about 3x that.
-    s = Server("--parallel", "4", "--ctx", "160", "--kv-blocks", "13", "--kv-block", "16", model=default_model())
+    # 8 blocks of 16 positions; four chats without max_tokens run to their EOS or to the
+    # context of 96 positions: up to 24 blocks together (3x the pool), one alone 6 at most.
+    s = Server("--parallel", "4", "--ctx", "96", "--kv-blocks", "8", "--kv-block", "16", model=default_model())
     yield s
     assert s.stop() == 0
 
