@@ -287,7 +287,7 @@ float dot_row_avx2(DType type, const void* w_row, const float* x, int64_t n) {
     case DType::Q4_K: return dot_q4_k(w, x, n);
     case DType::Q5_K: return dot_q5_k(w, x, n);
     case DType::Q6_K: return dot_q6_k(w, x, n);
-    case DType::I8: break;  // dot_row decodes I8 rows to F32 first
+    case DType::I8: case DType::F8_E4M3: break;  // dot_row decodes these rows to F32 first
   }
   return dot_row_scalar(type, w_row, x, n);
 }

@@ -18,6 +18,7 @@ static const DTypeTraits kTraits[] = {
     {DType::Q5_K, "Q5_K", 256, 176},  // as Q4_K + 32 bytes of high bits
     {DType::Q6_K, "Q6_K", 256, 210},  // 128 low nibbles + 64 high bits + 16 int8 scales + f16 d
     {DType::I8, "I8", 1, 1},          // int8; per-row float scales in <name>_scale
+    {DType::F8_E4M3, "F8_E4M3", 1, 1},  // fp8; float scales in <name>_scale
 };
 
 const DTypeTraits* dtype_traits(uint32_t ggml_type) {
@@ -39,6 +40,7 @@ std::optional<DType> dtype_from_name(const std::string& name) {
   std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
   for (const auto& t : kTraits)
     if (upper == t.name) return t.type;
+  if (upper == "FP8" || upper == "FP8_E4M3" || upper == "F8") return DType::F8_E4M3;
   return std::nullopt;
 }
 

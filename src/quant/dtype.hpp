@@ -22,6 +22,10 @@ enum class DType : uint32_t {
   // brisk's packed int8: plain int8 values, one float32 scale per row in a companion tensor
   // named <weight>_scale. Not a ggml type: the id is outside ggml's range.
   I8 = 1024,
+  // FP8 E4M3 (quant/fp8.hpp): one byte per value, with float32 scales in a companion tensor
+  // (<weight>_scale per row, or per 128 x 128 block in Hugging Face's block-scaled layout).
+  // Not a ggml type either.
+  F8_E4M3 = 1025,
 };
 
 struct DTypeTraits {

@@ -13,6 +13,7 @@
 #include "quant/blocks.hpp"
 #include "quant/cpu_isa.hpp"
 #include "quant/dot.hpp"
+#include "quant/fp8.hpp"
 
 namespace brisk {
 namespace {
@@ -55,6 +56,9 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::I8:  // the values; the row's scale is applied by the caller
       for (int64_t i = 0; i < n; ++i) dst[i] = float(static_cast<const int8_t*>(src)[i]);
       return;
+    case DType::F8_E4M3:  // the values; the scales are applied by the caller
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp8_e4m3_to_float(u16[i]);
+      return;
   }
   throw Error(ErrorCode::kInternal, "dequantize_row: unsupported dtype");
 }
@@ -84,6 +88,8 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q6_K: quant::quantize_q6_k(src, dst, n); return;
     case DType::I8:
       throw Error(ErrorCode::kInvalidArgument, "I8 rows carry a scale: use quantize_row_i8");
+    case DType::F8_E4M3:
+      throw Error(ErrorCode::kInvalidArgument, "F8_E4M3 rows carry a scale: use quantize_row_fp8");
   }
   throw Error(ErrorCode::kInternal, "quantize_row: unsupported dtype");
 }
@@ -98,7 +104,7 @@ float quantize_row_i8(const float* src, int8_t* dst, int64_t n) {
 
 float dot_row(DType type, const void* w_row, const float* x, int64_t n) {
   check_row(type, n, "dot_row");
-  if (type == DType::I8) {  // as F32 over the int8 values, so the reduction order is the same
+  if (type == DType::I8 || type == DType::F8_E4M3) {  // as F32 over the decoded values: the same order
     thread_local std::vector<float> row;
     row.resize(size_t(n));
     dequantize_row(type, w_row, row.data(), n);
