@@ -22,7 +22,10 @@ struct WeightView {
   int64_t rows = 0;
   int64_t cols = 0;
   const void* data = nullptr;
-  const float* scales = nullptr;  // I8 only: one per row
+  // I8 and F8_E4M3: one scale per row, or (scale_cols > 0) one per scale_cols columns of a
+  // row, [rows][ceil(cols / scale_cols)] (FP8's block-scaled layout, expanded to rows).
+  const float* scales = nullptr;
+  int64_t scale_cols = 0;
 };
 
 // A weight resident on the backend, still in its dtype.
@@ -34,7 +37,8 @@ struct DeviceWeight {
   uint64_t row_bytes = 0;
   const void* data = nullptr;
   const void* aux = nullptr;  // backend-private companion data (e.g. scales of a repacked layout)
-  const float* scales = nullptr;  // I8: per-row scales, backend memory
+  const float* scales = nullptr;  // I8, F8_E4M3: scales as WeightView's, backend memory
+  int64_t scale_cols = 0;         // as WeightView's
   uint64_t aux_bytes = 0;         // bytes of aux a product reads besides rows * row_bytes
   bool present() const { return data != nullptr; }
 };

@@ -17,12 +17,15 @@ Action add_gen_model(CLI::App& app) {
   app.add_option("--format", spec->format, "gguf (a file) or hf (a directory)")
       ->capture_default_str()
       ->check(CLI::IsMember({"gguf", "hf"}));
-  app.add_option("--dtype", *dtype, "matrix dtype: f32 f16 bf16 (hf, gguf) or q8_0 q4_0 q5_0 q4_k q5_k q6_k (gguf)")
+  app.add_option("--dtype", *dtype, "matrix dtype: f32 f16 bf16 (hf, gguf), fp8 (hf) or q8_0 q4_0 q5_0 q4_k q5_k q6_k (gguf)")
       ->capture_default_str()
       ->check(CLI::Validator(
           [](std::string& t) -> std::string { return dtype_from_name(t) ? "" : "unknown dtype '" + t + "'"; }, "DTYPE"));
   app.add_option("--size", spec->size, "tiny, small, or a real shape (qwen2.5-7b, llama3-8b, qwen3-8b, gemma3-270m, gemma3-27b)")
       ->capture_default_str();
+  app.add_option("--fp8-scales", spec->fp8_scales, "with --dtype fp8: scales per tensor, channel or 128x128 block")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"tensor", "channel", "block"}));
   app.add_option("--seed", spec->seed, "random seed")->capture_default_str();
   app.add_option("out", *out, "output file (gguf) or directory (hf)")->required();
   return [=]() {

@@ -45,7 +45,7 @@ Entry parse_entry(const std::string& name, const nlohmann::json& j, const std::s
   std::optional<DType> dtype = dtype_from_safetensors(dname);
   if (!dtype)
     throw Error(ErrorCode::kUnsupported,
-                "tensor '" + name + "' has dtype '" + dname + "' (brisk reads F32, F16 and BF16)",
+                "tensor '" + name + "' has dtype '" + dname + "' (brisk reads F32, F16, BF16 and F8_E4M3)",
                 where);
   e.info.dtype = *dtype;
   if (shape->size() > kMaxRank)
@@ -85,6 +85,7 @@ std::optional<DType> dtype_from_safetensors(const std::string& name) {
   if (name == "F32") return DType::F32;
   if (name == "F16") return DType::F16;
   if (name == "BF16") return DType::BF16;
+  if (name == "F8_E4M3") return DType::F8_E4M3;
   return std::nullopt;
 }
 
@@ -93,10 +94,11 @@ const char* safetensors_dtype_name(DType dtype) {
     case DType::F32: return "F32";
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
+    case DType::F8_E4M3: return "F8_E4M3";
     default: break;
   }
   throw Error(ErrorCode::kUnsupported,
-              std::string("safetensors cannot hold dtype ") + dtype_name(dtype) + " (F32, F16, BF16 only)");
+              std::string("safetensors cannot hold dtype ") + dtype_name(dtype) + " (F32, F16, BF16, F8_E4M3 only)");
 }
 
 void read_safetensors(const std::shared_ptr<MappedFile>& file, CheckpointIndex& out) {

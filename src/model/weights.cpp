@@ -1,6 +1,8 @@
 #include "model/weights.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/error.hpp"
 #include "format/checkpoint.hpp"
@@ -43,7 +45,62 @@ class Mapper {
       throw Error(ErrorCode::kFormat, "row length is not a whole number of blocks", t->name);
     WeightView v{t->name, t->dtype, rows, cols, t->data};
     if (t->dtype == DType::I8) v.scales = row_scales(*t, rows);
+    if (t->dtype == DType::F8_E4M3) fp8_scales(*t, rows, cols, v);
     return v;
+  }
+
+  // FP8's scales: <name>_scale, one per tensor or per row (compressed-tensors' layouts, and
+  // brisk quantize's), or <name>_scale_inv, one per block of the config's weight_block_size
+  // (the block-scaled layout of Qwen3's and DeepSeek's FP8 releases; the weight is value x
+  // scale_inv, the name notwithstanding), expanded to one row of block scales per row.
+  void fp8_scales(const TensorInfo& t, int64_t rows, int64_t cols, WeightView& v) {
+    if (const TensorInfo* s = c_.find(t.name + "_scale")) {
+      std::vector<float> f = scale_floats(*s);
+      if (f.size() == 1) f.assign(size_t(rows), f[0]);
+      if (int64_t(f.size()) != rows)
+        throw Error(ErrorCode::kFormat, "FP8 scale tensor must hold one value per tensor or per row (" +
+                                            std::to_string(rows) + "), not " + std::to_string(f.size()), s->name);
+      v.scales = own(std::move(f));
+      return;
+    }
+    const TensorInfo* s = c_.find(t.name + "_scale_inv");
+    if (!s) throw Error(ErrorCode::kFormat, "F8_E4M3 tensor without its _scale or _scale_inv tensor", t.name);
+    const auto [br, bc] = fp8_block_size();
+    const int64_t gr = (rows + br - 1) / br, gc = (cols + bc - 1) / bc;
+    if (s->shape != std::vector<int64_t>{gr, gc})
+      throw Error(ErrorCode::kFormat, "block scales have shape " + shape_string(s->shape) + ", expected [" +
+                                          std::to_string(gr) + ", " + std::to_string(gc) + "]", s->name);
+    const std::vector<float> f = scale_floats(*s);
+    std::vector<float> expanded(size_t(rows * gc));
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(f.begin() + (r / br) * gc, gc, expanded.begin() + r * gc);
+    v.scales = own(std::move(expanded));
+    v.scale_cols = bc;
+  }
+
+  // config.json's quantization_config.weight_block_size, [rows, cols] of one scale block.
+  std::pair<int64_t, int64_t> fp8_block_size() const {
+    const nlohmann::json& q = c_.hf_config.is_object() ? c_.hf_config.value("quantization_config", nlohmann::json())
+                                                       : nlohmann::json();
+    if (!q.is_object() || !q.contains("weight_block_size")) return {128, 128};
+    const nlohmann::json& b = q["weight_block_size"];
+    auto ok = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<int64_t>() > 0 && x.get<int64_t>() <= 65536; };
+    if (!b.is_array() || b.size() != 2 || !ok(b[0]) || !ok(b[1]))
+      throw Error(ErrorCode::kFormat, "quantization_config.weight_block_size must be two positive integers", c_.path);
+    return {b[0].get<int64_t>(), b[1].get<int64_t>()};
+  }
+
+  std::vector<float> scale_floats(const TensorInfo& s) const {
+    if (s.dtype != DType::F32 && s.dtype != DType::F16 && s.dtype != DType::BF16)
+      throw Error(ErrorCode::kFormat, "scale tensor must be F32, F16 or BF16", s.name);
+    std::vector<float> f(size_t(s.numel()));
+    dequantize_row(s.dtype, s.data, f.data(), s.numel());
+    return f;
+  }
+
+  const float* own(std::vector<float> v) {
+    ws_.owned.push_back(std::move(v));
+    return ws_.owned.back().data();
   }
 
   // The companion tensor of an I8 matrix: float32 [rows] named <name>_scale.
@@ -65,6 +122,8 @@ class Mapper {
     if (t->numel() != n)
       throw Error(ErrorCode::kFormat, "tensor has " + std::to_string(t->numel()) + " elements, expected " +
                                           std::to_string(n), t->name);
+    if (t->dtype == DType::I8 || t->dtype == DType::F8_E4M3)
+      throw Error(ErrorCode::kFormat, std::string("a vector cannot be ") + dtype_name(t->dtype), t->name);
     std::vector<float> v(static_cast<size_t>(n));
     dequantize_row(t->dtype, t->data, v.data(), n);
     if (norm && hp_.norm_plus_one)
@@ -108,7 +167,8 @@ std::vector<float> rope_freq_factors(const CheckpointIndex& ckpt, const HParams&
 
 WeightSet map_weights(const CheckpointIndex& ckpt, const HParams& hp) {
   WeightSet ws;
-  ws.owned.reserve(size_t(hp.n_layers) * kLayerRoleCount + 4);  // views point into these: never reallocate
+  // Views point into these: never reallocate (a vector role or an FP8 matrix's scales each).
+  ws.owned.reserve(size_t(hp.n_layers) * kLayerRoleCount + 4);
   Mapper m(ckpt, hp, ws);
   ws.tok_embd = m.matrix(m.name(kTokEmbdNames), hp.vocab, hp.hidden);
   ws.output_norm = m.vector(m.name(kOutputNormNames), hp.hidden, true);

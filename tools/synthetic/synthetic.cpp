@@ -15,6 +15,7 @@
 #include "format/safetensors_writer.hpp"
 #include "model/hparams.hpp"
 #include "model/weight_roles.hpp"
+#include "synthetic/synthetic_fp8.hpp"
 #include "synthetic/synthetic_vocab.hpp"
 #include "quant/quantize.hpp"
 
@@ -218,14 +219,21 @@ class Generator {
   }
 
   void write_hf(const std::string& dir) {
-    if (spec_.dtype != DType::F32 && spec_.dtype != DType::F16 && spec_.dtype != DType::BF16)
-      throw Error(ErrorCode::kInvalidArgument, std::string("an HF checkpoint holds F32, F16 or BF16, not ") +
+    const bool fp8 = spec_.dtype == DType::F8_E4M3;
+    if (spec_.dtype != DType::F32 && spec_.dtype != DType::F16 && spec_.dtype != DType::BF16 && !fp8)
+      throw Error(ErrorCode::kInvalidArgument, std::string("an HF checkpoint holds F32, F16, BF16 or F8_E4M3, not ") +
                                                    dtype_name(spec_.dtype));
+    if (fp8) fp8_quantization_config(spec_.fp8_scales);  // an unknown layout fails before any file is made
     std::filesystem::create_directories(dir);
     std::vector<SafetensorsTensor> tensors;
     for (const TensorOut& t : out_) {
-      DType dt = t.matrix ? spec_.dtype : DType::F32;
       std::vector<int64_t> shape = t.matrix ? std::vector<int64_t>{t.rows, t.cols} : std::vector<int64_t>{t.cols};
+      if (fp8 && t.matrix && t.hf_name.starts_with("model.layers.")) {
+        for (auto& x : encode_fp8_matrix(t.hf_name, values(t), t.rows, t.cols, spec_.fp8_scales))
+          tensors.push_back(std::move(x));
+        continue;
+      }
+      const DType dt = !t.matrix ? DType::F32 : fp8 ? DType::BF16 : spec_.dtype;
       tensors.push_back({t.hf_name, dt, shape, encode(values(t), dt, t.rows, t.cols, pool_)});
     }
     write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
@@ -302,6 +310,7 @@ class Generator {
            {"bos_token_id", 1},
            {"eos_token_id", 2},
            {"torch_dtype", spec_.dtype == DType::F32 ? "float32" : spec_.dtype == DType::F16 ? "float16" : "bfloat16"}};
+    if (spec_.dtype == DType::F8_E4M3) c["quantization_config"] = fp8_quantization_config(spec_.fp8_scales);
     if (a == "llama") {
       c["architectures"] = {"LlamaForCausalLM"};
       c["model_type"] = "llama";

@@ -17,6 +17,9 @@ struct SyntheticSpec {
   std::string size = "tiny";      // tiny, small, or a real shape: qwen2.5-7b, llama3-8b, gemma3-27b, gemma3-270m
   std::string format = "gguf";    // gguf or hf
   DType dtype = DType::F32;       // matrices; norms and biases stay F32
+  // F8_E4M3 (hf only): the layers' matrices in FP8 with scales per tensor, channel or
+  // block (synthetic_fp8.hpp); the embeddings and the output head in BF16, as FP8 releases.
+  std::string fp8_scales = "channel";
   uint64_t seed = 1;
 };
 

@@ -37,7 +37,9 @@ DeviceWeight CpuBackend::upload(const WeightView& w) {
   d.row_bytes = *rb;
   d.data = w.data;
   d.scales = w.scales;
-  if (w.dtype == DType::I8 && !w.scales) throw Error(ErrorCode::kFormat, "I8 weight without scales", w.name);
+  d.scale_cols = w.scale_cols;
+  if ((w.dtype == DType::I8 || w.dtype == DType::F8_E4M3) && !w.scales)
+    throw Error(ErrorCode::kFormat, std::string(dtype_name(w.dtype)) + " weight without scales", w.name);
   return d;
 }
 
@@ -60,8 +62,9 @@ void CpuBackend::embed(const DeviceWeight& table, const int32_t* ids, int64_t n,
     for (int64_t t = b; t < e; ++t) {
       const auto* row = static_cast<const uint8_t*>(table.data) + uint64_t(ids[t]) * table.row_bytes;
       float* o = out + t * dim;
-      dequantize_row(table.dtype, row, o, dim);
-      const float s = scale * (table.scales ? table.scales[ids[t]] : 1.f);
+      if (table.scale_cols) decode_scaled_row(table, ids[t], o);
+      else dequantize_row(table.dtype, row, o, dim);
+      const float s = scale * row_scale(table, ids[t]);
       if (s != 1.f)
         for (int64_t i = 0; i < dim; ++i) o[i] *= s;
     }
@@ -81,6 +84,13 @@ void CpuBackend::rmsnorm(const float* x, int64_t rows, const DeviceWeight& w, fl
       for (int64_t i = 0; i < dim; ++i) o[i] = xr[i] * inv * wt[i];
     }
   }, 16);
+}
+
+void decode_scaled_row(const DeviceWeight& w, int64_t r, float* out) {
+  dequantize_row(w.dtype, static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes, out, w.cols);
+  const int64_t groups = (w.cols + w.scale_cols - 1) / w.scale_cols;
+  const float* s = w.scales + r * groups;
+  for (int64_t c = 0; c < w.cols; ++c) out[c] *= s[c / w.scale_cols];
 }
 
 void act_mul_span(const float* gate, const float* up, int64_t count, Activation act, float* out) {

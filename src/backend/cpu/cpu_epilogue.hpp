@@ -8,8 +8,12 @@
 
 namespace brisk {
 
-// I8 rows carry a float scale; every other dtype scales itself.
-inline float row_scale(const DeviceWeight& w, int64_t r) { return w.scales ? w.scales[r] : 1.f; }
+// I8 and F8_E4M3 rows carry a float scale; every other dtype scales itself. Weights scaled
+// per column group have theirs applied as the row is decoded (decode_scaled_row).
+inline float row_scale(const DeviceWeight& w, int64_t r) { return w.scales && !w.scale_cols ? w.scales[r] : 1.f; }
+
+// out = row r of w as floats, its column-group scales applied (w.scale_cols > 0).
+void decode_scaled_row(const DeviceWeight& w, int64_t r, float* out);
 
 inline void store(float& out, float dot, const float* bias, int64_t row, bool accumulate) {
   if (bias) dot += bias[row];

@@ -6,6 +6,9 @@
 // (quant/dot.hpp), so both paths give the same bits: a token's result is identical whether
 // it runs alone or in a batch, on every CPU and thread count.
 //
+// A weight scaled per column group (FP8's block-scaled layout) is always dequantized first,
+// its scales applied to the row, so that both paths see the same floats.
+//
 // int8 activations (the fast mode): products against a format with an int8 path go to
 // cpu_matmul_int8.cpp.
 #include <vector>
@@ -38,14 +41,17 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
     if (w.dtype != DType::F32 && int64_t(scratch.size()) < cols) scratch.resize(size_t(cols));
     for (int64_t r = r0; r < r1; ++r) {
       const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
-      if (n < kDequantizeFromTokens) {
+      if (n < kDequantizeFromTokens && !w.scale_cols) {
         for (int64_t t = 0; t < n; ++t) {
           store(y[t * rows + r], dot_row(w.dtype, raw, x + t * cols, cols) * row_scale(w, r), b, r, accumulate);
         }
         continue;
       }
       const float* row = reinterpret_cast<const float*>(raw);
-      if (w.dtype != DType::F32) {
+      if (w.scale_cols) {
+        decode_scaled_row(w, r, scratch.data());
+        row = scratch.data();
+      } else if (w.dtype != DType::F32) {
         dequantize_row(w.dtype, raw, scratch.data(), cols);
         row = scratch.data();
       }
