@@ -26,6 +26,9 @@ struct WeightView {
   // row, [rows][ceil(cols / scale_cols)] (FP8's block-scaled layout, expanded to rows).
   const float* scales = nullptr;
   int64_t scale_cols = 0;
+  // F8_E4M3 with a static activation scale (compressed-tensors' input_scale; 0: none): the
+  // product's input is rounded through E4M3 at this scale, as the checkpoint was calibrated.
+  float input_scale = 0.f;
 };
 
 // A weight resident on the backend, still in its dtype.
@@ -39,6 +42,7 @@ struct DeviceWeight {
   const void* aux = nullptr;  // backend-private companion data (e.g. scales of a repacked layout)
   const float* scales = nullptr;  // I8, F8_E4M3: scales as WeightView's, backend memory
   int64_t scale_cols = 0;         // as WeightView's
+  float input_scale = 0.f;        // as WeightView's
   uint64_t aux_bytes = 0;         // bytes of aux a product reads besides rows * row_bytes
   bool present() const { return data != nullptr; }
 };

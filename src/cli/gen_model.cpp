@@ -26,6 +26,10 @@ Action add_gen_model(CLI::App& app) {
   app.add_option("--fp8-scales", spec->fp8_scales, "with --dtype fp8: scales per tensor, channel or 128x128 block")
       ->capture_default_str()
       ->check(CLI::IsMember({"tensor", "channel", "block"}));
+  app.add_option("--fp8-activations", spec->fp8_activations,
+                 "with --dtype fp8: activation scales dynamic (per token) or static (an input_scale per matrix)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"dynamic", "static"}));
   app.add_option("--seed", spec->seed, "random seed")->capture_default_str();
   app.add_option("out", *out, "output file (gguf) or directory (hf)")->required();
   return [=]() {

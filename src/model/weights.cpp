@@ -45,7 +45,10 @@ class Mapper {
       throw Error(ErrorCode::kFormat, "row length is not a whole number of blocks", t->name);
     WeightView v{t->name, t->dtype, rows, cols, t->data};
     if (t->dtype == DType::I8) v.scales = row_scales(*t, rows);
-    if (t->dtype == DType::F8_E4M3) fp8_scales(*t, rows, cols, v);
+    if (t->dtype == DType::F8_E4M3) {
+      fp8_scales(*t, rows, cols, v);
+      v.input_scale = fp8_input_scale(*t);
+    }
     return v;
   }
 
@@ -78,11 +81,48 @@ class Mapper {
     v.scale_cols = bc;
   }
 
+  // compressed-tensors' static activation scale, <layer>.input_scale next to <layer>.weight:
+  // one positive float; 0 (dynamic, per token) where there is none and the config allows it.
+  float fp8_input_scale(const TensorInfo& t) const {
+    if (!t.name.ends_with(".weight")) return 0.f;
+    const std::string name = t.name.substr(0, t.name.size() - 6) + "input_scale";
+    const TensorInfo* s = c_.find(name);
+    if (!s) {
+      if (static_activations())
+        throw Error(ErrorCode::kFormat, "quantization_config asks for static activation scales, but " + name +
+                                            " is missing", t.name);
+      return 0.f;
+    }
+    const std::vector<float> f = scale_floats(*s);
+    if (f.size() != 1 || !std::isfinite(f[0]) || f[0] <= 0.f)
+      throw Error(ErrorCode::kFormat, "input_scale must be one positive finite number", s->name);
+    return f[0];
+  }
+
+  // Whether quantization_config says activations have static scales: compressed-tensors'
+  // input_activations with dynamic false, or the fp8 method's activation_scheme "static".
+  bool static_activations() const {
+    const nlohmann::json q = quantization_config();
+    if (q.contains("activation_scheme") && q["activation_scheme"] == "static") return true;
+    const nlohmann::json groups = q.value("config_groups", nlohmann::json::object());
+    for (const auto& [_, g] : groups.items()) {
+      if (!g.is_object() || !g.contains("input_activations") || !g["input_activations"].is_object()) continue;
+      const nlohmann::json& a = g["input_activations"];
+      if (a.contains("dynamic") && a["dynamic"] == false) return true;
+    }
+    return false;
+  }
+
+  nlohmann::json quantization_config() const {
+    if (!c_.hf_config.is_object()) return nlohmann::json::object();
+    nlohmann::json q = c_.hf_config.value("quantization_config", nlohmann::json::object());
+    return q.is_object() ? q : nlohmann::json::object();
+  }
+
   // config.json's quantization_config.weight_block_size, [rows, cols] of one scale block.
   std::pair<int64_t, int64_t> fp8_block_size() const {
-    const nlohmann::json& q = c_.hf_config.is_object() ? c_.hf_config.value("quantization_config", nlohmann::json())
-                                                       : nlohmann::json();
-    if (!q.is_object() || !q.contains("weight_block_size")) return {128, 128};
+    const nlohmann::json q = quantization_config();
+    if (!q.contains("weight_block_size")) return {128, 128};
     const nlohmann::json& b = q["weight_block_size"];
     auto ok = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<int64_t>() > 0 && x.get<int64_t>() <= 65536; };
     if (!b.is_array() || b.size() != 2 || !ok(b[0]) || !ok(b[1]))

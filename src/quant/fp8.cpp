@@ -56,4 +56,8 @@ float quantize_row_fp8(const float* src, uint8_t* dst, int64_t n) {
   return scale;
 }
 
+void round_through_fp8(const float* x, int64_t n, float scale, float* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = kFp8Table[float_to_fp8_e4m3(x[i] / scale)] * scale;
+}
+
 }  // namespace brisk

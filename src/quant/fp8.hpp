@@ -18,4 +18,8 @@ constexpr float kFp8E4M3Max = 448.f;
 // row decodes to zeros); returns the scale.
 float quantize_row_fp8(const float* src, uint8_t* dst, int64_t n);
 
+// out = fp8(x / scale) x scale, saturating at +-448 x scale: what a product with a static
+// activation scale sees of its input (out may be x).
+void round_through_fp8(const float* x, int64_t n, float scale, float* out);
+
 }  // namespace brisk

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "quant/fp8.hpp"
 #include "quant/quant_test_util.hpp"
 #include "quant/quantize.hpp"
 
@@ -145,6 +146,36 @@ TEST(CpuMatmul, FusedProductsGiveTheBitsOfTheSeparateOnes) {
         expect_same_bits(out, g.data(), g.size(), std::string("gated ") + dtype_name(t));
       }
     }
+  }
+}
+
+// An FP8 weight with a static activation scale sees its input rounded through E4M3 at that
+// scale (saturating): the bits of the same weight without one on the rounded input, in
+// both modes, and a different result from the unrounded input.
+TEST(CpuMatmul, StaticFp8InputScaleRoundsTheInput) {
+  const int64_t rows = 19, cols = 160, n = 5;
+  const auto f = gaussian(size_t(rows * cols), 30);
+  std::vector<uint8_t> q(f.size());
+  std::vector<float> scales(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) scales[size_t(r)] = quantize_row_fp8(&f[size_t(r * cols)], &q[size_t(r * cols)], cols);
+  auto x = gaussian(size_t(n * cols), 31);
+  x[3] = 40.f;  // saturates at 448 x the scale
+  const float input_scale = 0.05f;
+  std::vector<float> rounded(x.size());
+  round_through_fp8(x.data(), int64_t(x.size()), input_scale, rounded.data());
+  EXPECT_EQ(rounded[3], 448.f * input_scale);
+  for (bool fast : {false, true}) {
+    auto b = make_cpu_backend(2, fast);
+    WeightView v{"w", DType::F8_E4M3, rows, cols, q.data(), scales.data()};
+    const DeviceWeight plain = b->upload(v);
+    v.input_scale = input_scale;
+    const DeviceWeight scaled = b->upload(v);
+    std::vector<float> y(size_t(n * rows)), want(y.size()), unrounded(y.size());
+    b->matmul(x.data(), n, scaled, y.data(), nullptr, false);
+    b->matmul(rounded.data(), n, plain, want.data(), nullptr, false);
+    b->matmul(x.data(), n, plain, unrounded.data(), nullptr, false);
+    expect_same_bits(y, want.data(), want.size(), fast ? "fast" : "exact");
+    EXPECT_NE(y, unrounded);
   }
 }
 

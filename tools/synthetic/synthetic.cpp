@@ -223,7 +223,7 @@ class Generator {
     if (spec_.dtype != DType::F32 && spec_.dtype != DType::F16 && spec_.dtype != DType::BF16 && !fp8)
       throw Error(ErrorCode::kInvalidArgument, std::string("an HF checkpoint holds F32, F16, BF16 or F8_E4M3, not ") +
                                                    dtype_name(spec_.dtype));
-    if (fp8) fp8_quantization_config(spec_.fp8_scales);  // an unknown layout fails before any file is made
+    if (fp8) fp8_quantization_config(spec_.fp8_scales, spec_.fp8_activations);  // bad options fail before any file
     std::filesystem::create_directories(dir);
     std::vector<SafetensorsTensor> tensors;
     for (const TensorOut& t : out_) {
@@ -231,6 +231,7 @@ class Generator {
       if (fp8 && t.matrix && t.hf_name.starts_with("model.layers.")) {
         for (auto& x : encode_fp8_matrix(t.hf_name, values(t), t.rows, t.cols, spec_.fp8_scales))
           tensors.push_back(std::move(x));
+        if (spec_.fp8_activations == "static") tensors.push_back(fp8_static_input_scale(t.hf_name));
         continue;
       }
       const DType dt = !t.matrix ? DType::F32 : fp8 ? DType::BF16 : spec_.dtype;
@@ -310,7 +311,7 @@ class Generator {
            {"bos_token_id", 1},
            {"eos_token_id", 2},
            {"torch_dtype", spec_.dtype == DType::F32 ? "float32" : spec_.dtype == DType::F16 ? "float16" : "bfloat16"}};
-    if (spec_.dtype == DType::F8_E4M3) c["quantization_config"] = fp8_quantization_config(spec_.fp8_scales);
+    if (spec_.dtype == DType::F8_E4M3) c["quantization_config"] = fp8_quantization_config(spec_.fp8_scales, spec_.fp8_activations);
     if (a == "llama") {
       c["architectures"] = {"LlamaForCausalLM"};
       c["model_type"] = "llama";

@@ -20,6 +20,9 @@ struct SyntheticSpec {
   // F8_E4M3 (hf only): the layers' matrices in FP8 with scales per tensor, channel or
   // block (synthetic_fp8.hpp); the embeddings and the output head in BF16, as FP8 releases.
   std::string fp8_scales = "channel";
+  // dynamic (per token, scales computed at run time) or static (tensor and channel layouts:
+  // one input_scale per matrix, as compressed-tensors writes a calibrated model).
+  std::string fp8_activations = "dynamic";
   uint64_t seed = 1;
 };
 

@@ -68,19 +68,29 @@ std::vector<SafetensorsTensor> encode_fp8_matrix(const std::string& name, const 
           {name + (scheme == "block" ? "_scale_inv" : "_scale"), DType::F32, scale_shape, float_bytes(scales)}};
 }
 
-nlohmann::json fp8_quantization_config(const std::string& scheme) {
-  if (scheme == "block")
+nlohmann::json fp8_quantization_config(const std::string& scheme, const std::string& activations) {
+  if (activations != "dynamic" && activations != "static")
+    throw Error(ErrorCode::kInvalidArgument, "unknown FP8 activation scales '" + activations + "' (dynamic or static)");
+  const bool dynamic = activations == "dynamic";
+  if (scheme == "block") {
+    if (!dynamic) throw Error(ErrorCode::kInvalidArgument, "static FP8 activation scales go with tensor or channel scales");
     return {{"quant_method", "fp8"}, {"fmt", "e4m3"}, {"activation_scheme", "dynamic"},
             {"weight_block_size", {kFp8Block, kFp8Block}}};
+  }
   if (scheme != "tensor" && scheme != "channel")
     throw Error(ErrorCode::kInvalidArgument, "unknown FP8 scale layout '" + scheme + "' (tensor, channel or block)");
   nlohmann::json weights{{"num_bits", 8}, {"type", "float"}, {"strategy", scheme}, {"symmetric", true},
                          {"dynamic", false}};
-  nlohmann::json acts{{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"symmetric", true},
-                      {"dynamic", true}};
+  nlohmann::json acts{{"num_bits", 8}, {"type", "float"}, {"strategy", dynamic ? "token" : "tensor"},
+                      {"symmetric", true}, {"dynamic", dynamic}};
   return {{"quant_method", "compressed-tensors"}, {"format", "float-quantized"},
           {"config_groups", {{"group_0", {{"weights", weights}, {"input_activations", acts}, {"targets", {"Linear"}}}}}},
           {"ignore", {"lm_head"}}};
+}
+
+SafetensorsTensor fp8_static_input_scale(const std::string& name) {
+  const std::string base = name.ends_with(".weight") ? name.substr(0, name.size() - 6) : name + ".";
+  return {base + "input_scale", DType::F32, {1}, float_bytes({kFp8SyntheticInputScale})};
 }
 
 }  // namespace brisk

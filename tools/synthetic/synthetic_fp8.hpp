@@ -22,7 +22,14 @@ constexpr int64_t kFp8Block = 128;
 std::vector<SafetensorsTensor> encode_fp8_matrix(const std::string& name, const std::vector<float>& v, int64_t rows,
                                                  int64_t cols, const std::string& scheme);
 
-// config.json's quantization_config for the scheme (throws Error for an unknown one).
-nlohmann::json fp8_quantization_config(const std::string& scheme);
+// config.json's quantization_config for the scheme and the activations' scales, dynamic or
+// static (throws Error for an unknown one, or static with block scales).
+nlohmann::json fp8_quantization_config(const std::string& scheme, const std::string& activations);
+
+// A static activation scale for the weight `name` (<layer>.weight -> <layer>.input_scale):
+// the same for every matrix, one that a random model's inputs (a few units at most) rarely
+// saturate, as a calibration would choose.
+SafetensorsTensor fp8_static_input_scale(const std::string& name);
+constexpr float kFp8SyntheticInputScale = 8.f / 448.f;
 
 }  // namespace brisk

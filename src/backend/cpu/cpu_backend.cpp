@@ -38,6 +38,7 @@ DeviceWeight CpuBackend::upload(const WeightView& w) {
   d.data = w.data;
   d.scales = w.scales;
   d.scale_cols = w.scale_cols;
+  d.input_scale = w.input_scale;
   if ((w.dtype == DType::I8 || w.dtype == DType::F8_E4M3) && !w.scales)
     throw Error(ErrorCode::kFormat, std::string(dtype_name(w.dtype)) + " weight without scales", w.name);
   return d;

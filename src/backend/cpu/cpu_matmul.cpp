@@ -7,7 +7,8 @@
 // it runs alone or in a batch, on every CPU and thread count.
 //
 // A weight scaled per column group (FP8's block-scaled layout) is always dequantized first,
-// its scales applied to the row, so that both paths see the same floats.
+// its scales applied to the row, so that both paths see the same floats. An FP8 weight with a
+// static activation scale gets its input rounded through E4M3 first.
 //
 // int8 activations (the fast mode): products against a format with an int8 path go to
 // cpu_matmul_int8.cpp.
@@ -16,6 +17,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/cpu_epilogue.hpp"
 #include "base/error.hpp"
+#include "quant/fp8.hpp"
 #include "quant/quantize.hpp"
 
 namespace brisk {
@@ -29,6 +31,12 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
   if (bias && bias->cols != rows)
     throw Error(ErrorCode::kInternal, "bias length does not match the weight's rows", bias->name);
+  std::vector<float> rounded;  // the input as a static FP8 activation scale leaves it
+  if (w.input_scale > 0.f) {
+    rounded.resize(size_t(n * cols));
+    round_through_fp8(x, n * cols, w.input_scale, rounded.data());
+    x = rounded.data();
+  }
   if (int8_path(w)) {
     const std::vector<QuantizedActivations>& qx = quantize_tokens(x, n, cols);
     pool_.parallel_for(int8_groups(w), [&](int64_t g0, int64_t g1) {
