@@ -30,20 +30,20 @@ void check_row(DType type, int64_t n, const char* what) {
 
 void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
   check_row(type, n, "dequantize_row");
-  const auto* u16 = static_cast<const uint8_t*>(src);
+  const auto* bytes = static_cast<const uint8_t*>(src);
   switch (type) {
     case DType::F32: std::memcpy(dst, src, size_t(n) * 4); return;
     case DType::F16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
-        std::memcpy(&h, u16 + 2 * i, 2);
+        std::memcpy(&h, bytes + 2 * i, 2);
         dst[i] = f16_to_f32(h);
       }
       return;
     case DType::BF16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
-        std::memcpy(&h, u16 + 2 * i, 2);
+        std::memcpy(&h, bytes + 2 * i, 2);
         dst[i] = bf16_to_f32(h);
       }
       return;
@@ -57,7 +57,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
       for (int64_t i = 0; i < n; ++i) dst[i] = float(static_cast<const int8_t*>(src)[i]);
       return;
     case DType::F8_E4M3:  // the values; the scales are applied by the caller
-      for (int64_t i = 0; i < n; ++i) dst[i] = fp8_e4m3_to_float(u16[i]);
+      for (int64_t i = 0; i < n; ++i) dst[i] = fp8_e4m3_to_float(bytes[i]);
       return;
   }
   throw Error(ErrorCode::kInternal, "dequantize_row: unsupported dtype");
