@@ -11,8 +11,8 @@
 // blocks with a prefix cache; a request joins and leaves the running batch at any step),
 // from any number of threads. Everything the engine refuses is a brisk::Error
 // (brisk/error.hpp) with a code, a message and the field it concerns. This header and
-// brisk/types.hpp, brisk/error.hpp are all a program needs; the CLI, the server and the
-// Python bindings use nothing else.
+// brisk/types.hpp, brisk/error.hpp (and brisk/files.hpp for checkpoint files) are all a
+// program needs; the CLI, the server and the Python bindings use nothing else.
 #pragma once
 
 #include <atomic>
