@@ -14,7 +14,8 @@ namespace {
 
 class Mapper {
  public:
-  Mapper(const CheckpointIndex& c, const HParams& hp, WeightSet& ws) : c_(c), hp_(hp), ws_(ws) {
+  Mapper(const CheckpointIndex& c, const HParams& hp, WeightSet& ws)
+      : c_(c), hp_(hp), ws_(ws), qcfg_(quantization_config(c)) {
     gguf_ = c.format == "gguf";
     if (!gguf_) {  // multimodal wrappers nest the text model one level down
       for (const char* p : {"model.", "model.language_model.", "language_model.model."})
@@ -102,9 +103,9 @@ class Mapper {
   // Whether quantization_config says activations have static scales: compressed-tensors'
   // input_activations with dynamic false, or the fp8 method's activation_scheme "static".
   bool static_activations() const {
-    const nlohmann::json q = quantization_config();
+    const nlohmann::json& q = qcfg_;
     if (q.contains("activation_scheme") && q["activation_scheme"] == "static") return true;
-    const nlohmann::json groups = q.value("config_groups", nlohmann::json::object());
+    const nlohmann::json groups = q.value("config_groups", nlohmann::json::object());  // small: copied
     for (const auto& [_, g] : groups.items()) {
       if (!g.is_object() || !g.contains("input_activations") || !g["input_activations"].is_object()) continue;
       const nlohmann::json& a = g["input_activations"];
@@ -113,15 +114,16 @@ class Mapper {
     return false;
   }
 
-  nlohmann::json quantization_config() const {
-    if (!c_.hf_config.is_object()) return nlohmann::json::object();
-    nlohmann::json q = c_.hf_config.value("quantization_config", nlohmann::json::object());
+  // config.json's quantization_config (an empty object where there is none), read once.
+  static nlohmann::json quantization_config(const CheckpointIndex& c) {
+    if (!c.hf_config.is_object()) return nlohmann::json::object();
+    nlohmann::json q = c.hf_config.value("quantization_config", nlohmann::json::object());
     return q.is_object() ? q : nlohmann::json::object();
   }
 
   // config.json's quantization_config.weight_block_size, [rows, cols] of one scale block.
   std::pair<int64_t, int64_t> fp8_block_size() const {
-    const nlohmann::json q = quantization_config();
+    const nlohmann::json& q = qcfg_;
     if (!q.contains("weight_block_size")) return {128, 128};
     const nlohmann::json& b = q["weight_block_size"];
     auto ok = [](const nlohmann::json& x) { return x.is_number_integer() && x.get<int64_t>() > 0 && x.get<int64_t>() <= 65536; };
@@ -183,6 +185,7 @@ class Mapper {
   const CheckpointIndex& c_;
   const HParams& hp_;
   WeightSet& ws_;
+  const nlohmann::json qcfg_;
   bool gguf_ = false;
   std::string prefix_ = "model.";
 };

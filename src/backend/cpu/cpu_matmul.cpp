@@ -31,7 +31,7 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
   if (bias && bias->cols != rows)
     throw Error(ErrorCode::kInternal, "bias length does not match the weight's rows", bias->name);
-  std::vector<float> rounded;  // the input as a static FP8 activation scale leaves it
+  thread_local std::vector<float> rounded;  // the input as a static FP8 activation scale leaves it
   if (w.input_scale > 0.f) {
     rounded.resize(size_t(n * cols));
     round_through_fp8(x, n * cols, w.input_scale, rounded.data());
@@ -49,7 +49,8 @@ void CpuBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float*
     if (w.dtype != DType::F32 && int64_t(scratch.size()) < cols) scratch.resize(size_t(cols));
     for (int64_t r = r0; r < r1; ++r) {
       const auto* raw = static_cast<const uint8_t*>(w.data) + uint64_t(r) * w.row_bytes;
-      if (n < kDequantizeFromTokens && !w.scale_cols) {
+      // Scaled rows (I8, FP8) are decoded whole by dot_row anyway: decode them once.
+      if (n < kDequantizeFromTokens && !w.scales) {
         for (int64_t t = 0; t < n; ++t) {
           store(y[t * rows + r], dot_row(w.dtype, raw, x + t * cols, cols) * row_scale(w, r), b, r, accumulate);
         }
