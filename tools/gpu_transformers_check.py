@@ -33,7 +33,8 @@ def widen(arch):
         spec["sliding_window"] = 24
 
 
-def main():
+def arguments():
+    """--brisk and --out, with float32 products left exact (TF32 off) for the references."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--brisk", required=True)
     ap.add_argument("--out")
@@ -41,6 +42,12 @@ def main():
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    return args
+
+
+def main():
+    args = arguments()
+    import torch
     from transformers import AutoModelForCausalLM
     rows, ok = [], True
     with tempfile.TemporaryDirectory() as tmp:

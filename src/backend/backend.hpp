@@ -43,6 +43,9 @@ struct DeviceWeight {
   const float* scales = nullptr;  // I8, F8_E4M3: scales as WeightView's, backend memory
   int64_t scale_cols = 0;         // as WeightView's
   float input_scale = 0.f;        // as WeightView's
+  // F8_E4M3 in 128 x 128 blocks on a GPU with FP8 products: one scale per block,
+  // [ceil(rows / 128)][ceil(cols / 128)], backend memory (null otherwise).
+  const float* block_scales = nullptr;
   uint64_t aux_bytes = 0;         // bytes of aux a product reads besides rows * row_bytes
   bool present() const { return data != nullptr; }
 };

@@ -32,6 +32,7 @@
 #include "base/error.hpp"
 #include "base/half.hpp"
 #include "quant/dtype.hpp"
+#include "quant/fp8.hpp"
 #include "quant/quant_test_util.hpp"
 #include "quant/quantize.hpp"
 
@@ -40,14 +41,20 @@
 
 namespace brisk::test {
 
-inline double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
+// The L2 error relative to ref's norm, or to that of a vector of ref's size and RMS floor
+// where ref is smaller.
+inline double rel_err_floored(const std::vector<float>& got, const std::vector<float>& ref, double floor) {
   double num = 0, den = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     if (!std::isfinite(got[i])) return INFINITY;
     num += (double(got[i]) - ref[i]) * (double(got[i]) - ref[i]);
     den += double(ref[i]) * ref[i];
   }
-  return std::sqrt(num / std::max(den, 1e-30));
+  return std::sqrt(num / std::max({den, floor * floor * double(ref.size()), 1e-30}));
+}
+
+inline double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
+  return rel_err_floored(got, ref, 0.0);
 }
 
 class CudaOps : public ::testing::Test {
@@ -117,7 +124,7 @@ inline std::vector<float> bf16_rounded(std::vector<float> v) {
 
 struct Weight {
   std::vector<uint8_t> bytes;
-  std::vector<float> scales;  // I8
+  std::vector<float> scales;  // I8, F8_E4M3
   WeightView view;
 };
 
@@ -126,14 +133,17 @@ inline Weight make_weight(DType t, int64_t rows, int64_t cols, uint32_t seed) {
   const uint64_t rb = *dtype_bytes(t, uint64_t(cols));
   w.bytes.resize(rb * uint64_t(rows));
   auto x = gaussian(size_t(rows * cols), seed, 0.5f);
-  if (t == DType::I8) w.scales.resize(size_t(rows));
+  const bool scaled = t == DType::I8 || t == DType::F8_E4M3;
+  if (scaled) w.scales.resize(size_t(rows));
   for (int64_t r = 0; r < rows; ++r) {
     if (t == DType::I8)
       w.scales[size_t(r)] = quantize_row_i8(x.data() + r * cols, reinterpret_cast<int8_t*>(w.bytes.data() + r * rb), cols);
+    else if (t == DType::F8_E4M3)
+      w.scales[size_t(r)] = quantize_row_fp8(x.data() + r * cols, w.bytes.data() + r * rb, cols);
     else
       quantize_row(t, x.data() + r * cols, w.bytes.data() + r * rb, cols);
   }
-  w.view = WeightView{"w", t, rows, cols, w.bytes.data(), t == DType::I8 ? w.scales.data() : nullptr};
+  w.view = WeightView{"w", t, rows, cols, w.bytes.data(), scaled ? w.scales.data() : nullptr};
   return w;
 }
 
@@ -146,11 +156,21 @@ inline bool int8_path(DType t, int64_t n, int64_t cols) {
   return cols % 32 == 0 && ((int8_dot && n <= 8) || (mmq && n <= 64 && cuda_compute_major() >= 8));
 }
 
+// Whether the fast backend takes this product on the FP8 tensor cores, with FP8 activations
+// (CudaBackend::use_fp8_gemm: above the GEMV's batch, where cuBLASLt has the scaling modes:
+// sm_90; Ada has FP8 but not per-row or block scales).
+// (Its rows must be a multiple of 4, as every model's are.)
+inline bool fp8_path(DType t, int64_t n, int64_t rows = 4) {
+  return t == DType::F8_E4M3 && n > 8 && rows % 4 == 0 && cuda_compute_major() == 9;
+}
+
 // The tolerance of a product of n tokens against the oracle: it follows the backend's choice
-// of path (CudaBackend::use_gemv, quantized_input and use_mmq).
-inline double matmul_tolerance(DType t, int64_t n, int64_t cols, bool exact) {
+// of path (CudaBackend::use_gemv, quantized_input, use_mmq and use_fp8_gemm). The FP8 tensor
+// cores add in a narrower accumulator between their float32 promotions.
+inline double matmul_tolerance(DType t, int64_t n, int64_t cols, bool exact, int64_t rows = 4) {
   if (exact) return 3e-5;
   if (int8_path(t, n, cols)) return 1e-4;
+  if (fp8_path(t, n, rows)) return 2e-3;
   const bool sixteen = t == DType::BF16 || t == DType::F16;
   if (n > 8 || (sixteen && n > 1)) return t == DType::F16 ? 4e-3 : 2e-2;
   return 3e-5;
@@ -172,12 +192,29 @@ inline std::vector<float> q8_rounded(const std::vector<float>& x) {
   return out;
 }
 
-// What the fast backend's product of n tokens should be compared with: x, or x rounded.
-inline std::vector<float> fast_input(const std::vector<float>& x, DType t, int64_t n, int64_t cols) {
+// x as the FP8 GEMM sees it: each group of `group` columns of a token scaled by max|x| / 448
+// and rounded to E4M3 (quantize_row_fp8, which the activation kernel follows), as floats.
+inline std::vector<float> fp8_rounded(const std::vector<float>& x, int64_t cols, int64_t group) {
+  std::vector<float> out(x.size());
+  std::vector<uint8_t> q(static_cast<size_t>(group));
+  for (size_t row = 0; row < x.size(); row += size_t(cols))
+    for (int64_t b = 0; b < cols; b += group) {
+      const int64_t len = std::min(group, cols - b);
+      const float scale = quantize_row_fp8(x.data() + row + b, q.data(), len);
+      for (int64_t j = 0; j < len; ++j) out[row + size_t(b + j)] = fp8_e4m3_to_float(q[size_t(j)]) * scale;
+    }
+  return out;
+}
+
+// What the fast backend's product of n tokens should be compared with: x, or x rounded
+// (FP8 weights with one scale per row; block-scaled ones round per 128 columns).
+inline std::vector<float> fast_input(const std::vector<float>& x, DType t, int64_t n, int64_t cols,
+                                     int64_t fp8_group = 0, int64_t rows = 4) {
+  if (fp8_path(t, n, rows)) return fp8_rounded(x, cols, fp8_group ? fp8_group : cols);
   return int8_path(t, n, cols) ? q8_rounded(x) : x;
 }
 
-inline const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::I8,
+inline const DType kTypes[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::I8, DType::F8_E4M3,
                         DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q5_K, DType::Q6_K};
 
 }  // namespace brisk::test

@@ -29,6 +29,8 @@ struct Case {
   const char* arch;
   const char* format;
   DType dtype;
+  const char* fp8_scales = "";  // F8_E4M3: tensor, channel or block
+  bool static_activations = false;  // F8_E4M3: input_scale in the checkpoint
 };
 
 double rel_err(const std::vector<float>& got, const std::vector<float>& ref) {
@@ -94,8 +96,11 @@ TEST_P(CudaForward, MatchesTheCpuOracle) {
   spec.arch = c.arch;
   spec.format = c.format;
   spec.dtype = c.dtype;
+  if (*c.fp8_scales) spec.fp8_scales = c.fp8_scales;
+  if (c.static_activations) spec.fp8_activations = "static";
   spec.seed = 3;
-  const std::string path = test::scratch_dir() + "/" + c.arch + "_" + dtype_name(c.dtype) + (spec.format == "gguf" ? ".gguf" : "_hf");
+  const std::string path = test::scratch_dir() + "/" + c.arch + "_" + dtype_name(c.dtype) + c.fp8_scales +
+                           (c.static_activations ? "_static" : "") + (spec.format == "gguf" ? ".gguf" : "_hf");
   write_synthetic_checkpoint(spec, path);
 
   auto cpu = make_cpu_backend(0, false);
@@ -107,7 +112,9 @@ TEST_P(CudaForward, MatchesTheCpuOracle) {
   for (int i = 0; i < 40; ++i) prompt.push_back(int32_t((i * 37 + 11) % mc->hparams().vocab));
   auto ref = score_tokens(*mc, prompt);
   EXPECT_LT(rel_err(score_tokens(*me, prompt), ref), 1e-4) << "exact";
-  EXPECT_LT(rel_err(score_tokens(*mf, prompt), ref), 3e-2) << "fast";
+  // The fast mode's prefill of FP8 weights takes FP8 activations (3 mantissa bits) on sm_90.
+  const double fast_tol = c.dtype == DType::F8_E4M3 && cuda_compute_major() == 9 ? 8e-2 : 3e-2;
+  EXPECT_LT(rel_err(score_tokens(*mf, prompt), ref), fast_tol) << "fast";
 
   const std::vector<int32_t> short_prompt(prompt.begin(), prompt.begin() + 6);
   auto want = greedy(*mc, short_prompt, 32);
@@ -128,9 +135,12 @@ INSTANTIATE_TEST_SUITE_P(
     Archs, CudaForward,
     ::testing::Values(Case{"llama", "gguf", DType::F32}, Case{"llama", "hf", DType::BF16}, Case{"llama", "gguf", DType::Q8_0},
                       Case{"qwen2", "gguf", DType::Q8_0}, Case{"qwen2", "hf", DType::BF16}, Case{"qwen3", "gguf", DType::F16},
-                      Case{"qwen3", "hf", DType::BF16}, Case{"gemma3", "gguf", DType::Q8_0}, Case{"gemma3", "hf", DType::BF16}),
+                      Case{"qwen3", "hf", DType::BF16}, Case{"gemma3", "gguf", DType::Q8_0}, Case{"gemma3", "hf", DType::BF16},
+                      Case{"llama", "hf", DType::F8_E4M3, "channel"}, Case{"qwen3", "hf", DType::F8_E4M3, "block"},
+                      Case{"qwen2", "hf", DType::F8_E4M3, "tensor", true}),
     [](const auto& info) {
-      return std::string(info.param.arch) + "_" + info.param.format + "_" + dtype_name(info.param.dtype);
+      return std::string(info.param.arch) + "_" + info.param.format + "_" + dtype_name(info.param.dtype) +
+             info.param.fp8_scales + (info.param.static_activations ? "_static" : "");
     });
 
 // Several prompts prefilled in one pass (each part's attention on the tensor-core kernel)

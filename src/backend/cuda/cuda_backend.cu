@@ -21,6 +21,12 @@ int cuda_compute_major(int device) {
   return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess ? major : 0;
 }
 
+int cuda_compute_capability(int device) {
+  int minor = 0;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) return 0;
+  return cuda_compute_major(device) * 10 + minor;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options) {
   return std::make_unique<cuda::CudaBackend>(device, options);
 }
@@ -33,8 +39,6 @@ bool& pdl_enabled() {
 }
 
 namespace {
-
-enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotFused, kSlotSplitK, kSlotCount };
 
 std::string mib(uint64_t b) { return std::to_string((b + (1u << 20) - 1) >> 20) + " MiB"; }
 
@@ -50,6 +54,7 @@ GpuLayout layout_of(DType t) {
     case DType::Q5_K: return GpuLayout::Q5_K;
     case DType::Q6_K: return GpuLayout::Q6_K;
     case DType::I8: return GpuLayout::I8;
+    case DType::F8_E4M3: return GpuLayout::F8;
   }
   throw Error(ErrorCode::kUnsupported, std::string("the CUDA backend has no kernels for ") + dtype_name(t));
 }
@@ -162,6 +167,10 @@ GpuMatrix CudaBackend::matrix(const DeviceWeight& w) {
   m.rows = w.rows, m.cols = w.cols;
   if (w.dtype == DType::Q8_0) m.aux = RowAux{static_cast<const float*>(w.aux), w.cols / 32, 32};
   if (w.dtype == DType::I8) m.aux = RowAux{static_cast<const float*>(w.aux), 1, int(w.cols)};
+  if (w.dtype == DType::F8_E4M3) {
+    const int64_t group = w.scale_cols ? w.scale_cols : w.cols;
+    m.aux = RowAux{static_cast<const float*>(w.aux), (w.cols + group - 1) / group, int(group)};
+  }
   return m;
 }
 
@@ -170,8 +179,11 @@ DeviceWeight CudaBackend::describe(const WeightView& w) const {
   if (!file_rb) throw Error(ErrorCode::kFormat, "row is not whole blocks", w.name);
   layout_of(w.dtype);  // throws for a dtype without kernels
   const bool plain = w.dtype == DType::F32 || w.dtype == DType::F16 || w.dtype == DType::BF16;
-  if (w.dtype == DType::I8 && w.cols % 16 != 0)
-    throw Error(ErrorCode::kUnsupported, "the CUDA backend needs I8 rows of a multiple of 16 elements", w.name);
+  if ((w.dtype == DType::I8 || w.dtype == DType::F8_E4M3) && w.cols % 16 != 0)
+    throw Error(ErrorCode::kUnsupported, std::string("the CUDA backend needs ") + dtype_name(w.dtype) +
+                                             " rows of a multiple of 16 elements", w.name);
+  if (w.dtype == DType::F8_E4M3 && w.scale_cols % 16 != 0)
+    throw Error(ErrorCode::kUnsupported, "the CUDA backend needs FP8 scale blocks of a multiple of 16 columns", w.name);
   if (plain && w.rows > 1 && w.cols % 8 != 0)
     throw Error(ErrorCode::kUnsupported, "the CUDA backend needs matrix rows of a multiple of 8 elements, not " +
                                              std::to_string(w.cols), w.name);
@@ -241,13 +253,18 @@ DeviceWeight CudaBackend::upload(const WeightView& w) {
     d.aux = scales;
     d.aux_bytes = uint64_t(w.rows * groups) * 4;
   }
-  if (w.dtype == DType::I8) {  // the per-row scales, as they are
-    if (!w.scales) throw Error(ErrorCode::kFormat, "I8 weight without scales", w.name);
-    auto* scales = static_cast<float*>(device_alloc(uint64_t(w.rows) * 4, "scales of " + w.name));
+  if (w.dtype == DType::I8 || w.dtype == DType::F8_E4M3) {  // the scales, as they are
+    if (!w.scales) throw Error(ErrorCode::kFormat, std::string(dtype_name(w.dtype)) + " weight without scales", w.name);
+    const int64_t groups = w.scale_cols ? (w.cols + w.scale_cols - 1) / w.scale_cols : 1;
+    const uint64_t bytes = uint64_t(w.rows * groups) * 4;
+    auto* scales = static_cast<float*>(device_alloc(bytes, "scales of " + w.name));
     uploads_.push_back(scales);
-    BRISK_CUDA_CHECK(cudaMemcpy(scales, w.scales, uint64_t(w.rows) * 4, cudaMemcpyHostToDevice));
+    BRISK_CUDA_CHECK(cudaMemcpy(scales, w.scales, bytes, cudaMemcpyHostToDevice));
     d.aux = d.scales = scales;
-    d.aux_bytes = uint64_t(w.rows) * 4;
+    d.scale_cols = w.scale_cols;
+    d.aux_bytes = bytes;
+    d.input_scale = w.input_scale;
+    if (!exact_ && cc_major_ * 10 + cc_minor_ >= 89) d.block_scales = upload_fp8_blocks(w);
   }
   return d;
 }
@@ -390,6 +407,7 @@ void CudaBackend::gemm(const void* xs, int64_t n, const DeviceWeight& w, int64_t
 void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float* y, const DeviceWeight* bias,
                          bool accumulate) {
   const float* b = bias ? static_cast<const float*>(bias->data) : nullptr;
+  x = fp8_static_input(x, n, w);
   if (use_gemv(w, n)) {
     x16_of_ = nullptr;
     gemv(matrix(w), x, n, y, b, accumulate, stream_, quantized_input(w, x, n));
@@ -398,6 +416,11 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
   if (use_mmq(w, n)) {
     x16_of_ = nullptr;
     run_mmq(w, quantize_input(x, n, w.cols), n, y, b, accumulate);
+    return;
+  }
+  if (use_fp8_gemm(w, n)) {
+    x16_of_ = nullptr;
+    run_fp8_gemm(w, quantize_fp8_input(x, n, w), n, y, b, accumulate);
     return;
   }
   gemm(gemm_input(x, n, w), n, w, w.rows, y, accumulate);
@@ -409,10 +432,13 @@ void CudaBackend::matmul(const float* x, int64_t n, const DeviceWeight& w, float
 void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,
                                const DeviceWeight* const* biases, int count) {
   bool same = count <= 3;
-  for (int i = 1; i < count; ++i) same &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols;
+  for (int i = 1; i < count; ++i)
+    same &= ws[i]->dtype == ws[0]->dtype && ws[i]->cols == ws[0]->cols && ws[i]->input_scale == ws[0]->input_scale &&
+            ws[i]->scale_cols == ws[0]->scale_cols;
   if (!same) return Backend::matmul_multi(x, n, ws, ys, biases, count);  // (each product forgets x16_of_)
   const float* b[3];
   for (int i = 0; i < count; ++i) b[i] = biases[i] ? static_cast<const float*>(biases[i]->data) : nullptr;
+  x = fp8_static_input(x, n, *ws[0]);
   if (use_gemv(*ws[0], n)) {
     x16_of_ = nullptr;
     GpuMatrix m[3];
@@ -425,6 +451,14 @@ void CudaBackend::matmul_multi(const float* x, int64_t n, const DeviceWeight* co
     x16_of_ = nullptr;
     const Q8Activations& xq = quantize_input(x, n, ws[0]->cols);  // once for all of them
     for (int i = 0; i < count; ++i) run_mmq(*ws[i], xq, n, ys[i], b[i], false);
+    return;
+  }
+  bool fp8 = true;
+  for (int i = 0; i < count; ++i) fp8 &= use_fp8_gemm(*ws[i], n);
+  if (fp8) {
+    x16_of_ = nullptr;
+    const Fp8Activations& xq = quantize_fp8_input(x, n, *ws[0]);  // once for all of them
+    for (int i = 0; i < count; ++i) run_fp8_gemm(*ws[i], xq, n, ys[i], b[i], false);
     return;
   }
   const void* xs = gemm_input(x, n, *ws[0]);
@@ -480,8 +514,10 @@ void CudaBackend::qkv_rope_kv_write(const float* x, int64_t n, const DeviceWeigh
 
 void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gate, const DeviceWeight& up,
                                Activation act, float* out, float* scratch) {
-  if (gate.dtype != up.dtype || gate.rows != up.rows || gate.cols != up.cols)
+  if (gate.dtype != up.dtype || gate.rows != up.rows || gate.cols != up.cols || gate.input_scale != up.input_scale ||
+      gate.scale_cols != up.scale_cols)
     return Backend::matmul_gated(x, n, gate, up, act, out, scratch);
+  x = fp8_static_input(x, n, gate);
   if (use_gemv(gate, n)) {
     x16_of_ = nullptr;
     gemv_gated(matrix(gate), matrix(up), x, n, act, out, stream_, quantized_input(gate, x, n));
@@ -492,6 +528,14 @@ void CudaBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& ga
     const Q8Activations& xq = quantize_input(x, n, gate.cols);
     run_mmq(gate, xq, n, out, nullptr, false);
     run_mmq(up, xq, n, scratch, nullptr, false);
+    cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_);
+    return;
+  }
+  if (use_fp8_gemm(gate, n) && use_fp8_gemm(up, n)) {
+    x16_of_ = nullptr;
+    const Fp8Activations& xq = quantize_fp8_input(x, n, gate);
+    run_fp8_gemm(gate, xq, n, out, nullptr, false);
+    run_fp8_gemm(up, xq, n, scratch, nullptr, false);
     cuda::act_mul(out, scratch, n * gate.rows, act, out, stream_);
     return;
   }

@@ -29,5 +29,7 @@ std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& option
 int cuda_device_count();
 // The compute capability's major number of GPU `device` (0 when it cannot be read).
 int cuda_compute_major(int device = 0);
+// major * 10 + minor (89 for sm_89; 0 when it cannot be read).
+int cuda_compute_capability(int device = 0);
 
 }  // namespace brisk

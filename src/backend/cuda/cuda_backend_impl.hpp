@@ -70,6 +70,9 @@ class CudaBackend final : public Backend {
   static GpuMatrix matrix(const DeviceWeight& w);
 
  private:
+  // Grow-only scratch buffers, by purpose.
+  enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotFused, kSlotSplitK, kSlotX8, kSlotOut16 /* FP8 products written aside */,
+                       kSlotRounded, kSlotCount };
   void* device_alloc(uint64_t bytes, const std::string& what);
   DeviceWeight describe(const WeightView& w) const;  // checks w; no data yet
   void copy_rows(const WeightView& w, const DeviceWeight& d, uint8_t* dst);
@@ -84,6 +87,14 @@ class CudaBackend final : public Backend {
   bool use_mmq(const DeviceWeight& w, int64_t n) const;
   void run_mmq(const DeviceWeight& w, const Q8Activations& xq, int64_t n, float* y, const float* bias, bool accumulate);
   void* scratch(std::vector<void*>& slot, size_t index, uint64_t bytes);
+  // FP8 E4M3 weights (cuda_backend_fp8.cu): on the FP8 tensor cores above the GEMV's batch
+  // (sm_89+, where cuBLASLt has the product); a static activation scale rounds every input.
+  bool use_fp8_gemm(const DeviceWeight& w, int64_t n);
+  const Fp8Activations& quantize_fp8_input(const float* x, int64_t n, const DeviceWeight& w);  // into X8
+  void run_fp8_gemm(const DeviceWeight& w, const Fp8Activations& xq, int64_t n, float* y, const float* bias,
+                    bool accumulate);
+  const float* fp8_static_input(const float* x, int64_t n, const DeviceWeight& w);  // x, or x rounded
+  const float* upload_fp8_blocks(const WeightView& w);  // the 128 x 128 block scales, or null
   const float* inv_freq(const RopeConfig& cfg);
 
   int device_ = 0;
@@ -104,6 +115,7 @@ class CudaBackend final : public Backend {
   std::vector<cudaGraphExec_t> graphs_;
   bool capturing_ = false;
   Q8Activations q8_view_;
+  Fp8Activations fp8_view_;
   // The X16 scratch holds x16_of_ as bf16 (x16_elems_ values) when the op that wrote x16_of_
   // left that copy for the product that reads it next; every other op forgets it.
   const float* x16_of_ = nullptr;

@@ -7,9 +7,13 @@
 //   F32, F16, BF16, Q4_0, Q5_0, Q4_K, Q5_K: as in the GGUF file.
 //   Q8_0 and I8: planar int8 [rows][cols] + float scales [rows][groups] in aux (Q8_0's
 //     blocks split so every 16 values are one aligned load; I8 has one group per row).
+//   F8_E4M3: as in the file, + float scales [rows][groups] in aux (one group per row, or
+//     per 128 columns for block scales, expanded to rows as the loader gives them).
 //   Q6_K: each 210-byte block padded to 224 bytes so its parts stay 16-byte aligned.
 // The arithmetic per element follows ggml's dequantize_row_* (and quant/blocks_*.cpp).
 #pragma once
+
+#include <cuda_fp8.h>
 
 #include "backend/cuda/cuda_check.cuh"
 
@@ -75,19 +79,43 @@ struct FmtBF16 {
   }
 };
 
-// Planar int8 with a float scale per group (Q8_0 repacked, and brisk's I8).
-struct FmtI8 {
+// Eight-bit values with a float scale per group of a row ([rows][groups] in aux): planar
+// int8 (Q8_0 repacked, and brisk's I8) and FP8 E4M3; 16 values per load.
+template <class Values>
+struct FmtScaled8 {
   static constexpr int kRuns = 1, kRunLen = 16;
   __host__ __device__ static int64_t units(int64_t cols) { return cols / 16; }
   using Raw = uint4;
   __device__ static Raw load(const uint8_t* row, int64_t u) { return load16(row + u * 16); }
   __device__ static void decode(const Raw& v, int64_t r, int64_t u, const RowAux& aux, float* w, int64_t* start) {
-    const float s = __ldg(aux.scales + r * aux.groups + (u * 16) / aux.group_elems);
-#pragma unroll
-    for (int i = 0; i < 16; ++i) w[i] = float(int8_t(byte_at(v, i))) * s;
+    Values::decode16(v, __ldg(aux.scales + r * aux.groups + (u * 16) / aux.group_elems), w);
     start[0] = u * 16;
   }
 };
+
+struct Int8Values {
+  __device__ static void decode16(const uint4& v, float s, float* w) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) w[i] = float(int8_t(byte_at(v, i))) * s;
+  }
+};
+
+// Two values per conversion (hardware on sm_89+, cuda_fp8.h's emulation below): exactly the
+// table of quant/fp8.cpp.
+struct Fp8Values {
+  __device__ static void decode16(const uint4& v, float s, float* w) {
+    const uint32_t* p = reinterpret_cast<const uint32_t*>(&v);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t((p[i / 2] >> (16 * (i & 1))) & 0xffffu), __NV_E4M3);
+      const float2 f = __half22float2(__half2(h));
+      w[2 * i] = f.x * s, w[2 * i + 1] = f.y * s;
+    }
+  }
+};
+
+using FmtI8 = FmtScaled8<Int8Values>;
+using FmtF8 = FmtScaled8<Fp8Values>;
 
 struct FmtQ4_0 {
   static constexpr int kRuns = 2, kRunLen = 16;
@@ -241,7 +269,7 @@ __device__ __forceinline__ void decode_unit(const uint8_t* row, int64_t r, int64
 }
 
 // Calls f(Fmt{}) for the decoder of a GPU layout; returns false for a layout with none.
-enum class GpuLayout : uint32_t { F32, F16, BF16, I8, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K };
+enum class GpuLayout : uint32_t { F32, F16, BF16, I8, F8, Q4_0, Q5_0, Q4_K, Q5_K, Q6_K };
 
 template <class F>
 bool with_format(GpuLayout l, F&& f) {
@@ -250,6 +278,7 @@ bool with_format(GpuLayout l, F&& f) {
     case GpuLayout::F16: f(FmtF16{}); return true;
     case GpuLayout::BF16: f(FmtBF16{}); return true;
     case GpuLayout::I8: f(FmtI8{}); return true;
+    case GpuLayout::F8: f(FmtF8{}); return true;
     case GpuLayout::Q4_0: f(FmtQ4_0{}); return true;
     case GpuLayout::Q5_0: f(FmtQ5_0{}); return true;
     case GpuLayout::Q4_K: f(FmtQ4_K{}); return true;

@@ -63,6 +63,20 @@ bool has_mmq(GpuLayout layout, int cc_major);
 int mmq_splits(int64_t rows, int64_t n, int64_t cols);
 void mmq(const GpuMatrix& w, const Q8Activations& x, int64_t n, float* y, const float* bias, bool accumulate,
          int splits, float* partial, cudaStream_t s);
+// FP8 E4M3 activations for the FP8 GEMM (fp8_activations.cu): q [n][cols], and one float
+// scale per group of columns of each token, at scales[g * group_stride + t * token_stride].
+// A group is scaled by static_scale when it is > 0, else by max|x| / 448 (quantize_row_fp8).
+struct Fp8Activations {
+  uint8_t* q = nullptr;
+  float* scales = nullptr;
+  int64_t group_stride = 0, token_stride = 1;
+};
+void quantize_fp8_activations(const float* x, int64_t n, int64_t cols, int64_t group, float static_scale,
+                              const Fp8Activations& out, cudaStream_t s);
+// out = fp8(x / scale) * scale (round_through_fp8 of quant/fp8.hpp), count values.
+void round_through_fp8(const float* x, int64_t count, float scale, float* out, cudaStream_t s);
+// y = src (bf16) + (y when accumulate), count values: the epilogue of a bf16-output FP8 GEMM.
+void add_bf16(const void* src, float* y, int64_t count, bool accumulate, cudaStream_t s);
 // out[r][c] = W[r][c] as bf16 (F16 weights as f16; float32 when to_f32), for the GEMM path.
 void dequantize_matrix(const GpuMatrix& w, void* out, bool to_f32, cudaStream_t s);
 // out[t] = W[ids[t]] * scale, float32.
