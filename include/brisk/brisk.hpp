@@ -35,7 +35,7 @@ struct LoadOptions {
   bool exact = false;           // float32 everywhere (the oracle): no int8 activations, no bf16 GEMMs
   std::string decode_attention = "auto";  // CUDA: "float" keeps decode attention on the float kernel
   bool pdl = true;              // CUDA: programmatic dependent launch where the GPU has it
-  bool mmq = true;              // CUDA: quantized decode batches on the integer tensor cores
+  bool mmq = true;              // CUDA: quantized batches on the int8 / FP8 tensor cores
   std::string chat_template;    // a built-in template's name or a Jinja file; empty: the model's own
   bool tokenizer = true;        // false: weights only (score() works; text calls throw)
   std::function<void(double)> progress;  // fraction of the weights loaded (0..1)

@@ -64,7 +64,7 @@ CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load) {
   app.add_flag("--no-pdl", [&load](int64_t) { load.pdl = false; },
                "CUDA: no programmatic dependent launch (to measure what it buys)");
   app.add_flag("--no-mmq", [&load](int64_t) { load.mmq = false; },
-               "CUDA: quantized batches dequantize to bf16 instead of using the int8 tensor cores (to compare)");
+               "CUDA: quantized batches dequantize to bf16 instead of using the int8 or FP8 tensor cores (to compare)");
   return app.add_option("--decode-attention", load.decode_attention,
                         "CUDA: auto, or float to keep decode attention on the float kernel")
       ->capture_default_str()

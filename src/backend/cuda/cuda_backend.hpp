@@ -17,7 +17,7 @@ struct CudaOptions {
   bool exact = false;
   bool float_decode_attention = false;  // the fast mode's decode attention on the float kernel
   bool pdl = true;                      // programmatic dependent launch on sm_90+
-  bool mmq = true;                      // int8 tensor cores for quantized batches of 9..64 (else dequantize)
+  bool mmq = true;                      // int8 (9..64 tokens) and FP8 tensor cores for quantized batches (else dequantize)
 };
 
 // Opens GPU `device` after checking it: a driver new enough for this build, compute
