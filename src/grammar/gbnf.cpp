@@ -114,15 +114,10 @@ class Parser {
 
   Sequence postfix(Sequence item, bool nested) {
     for (;;) {
-      const char c = peek();
       int lo = 0, hi = -1;
-      if (c == '*') {
+      if (GrammarBuilder::quantifier(peek(), lo, hi)) {
         ++p_;
-      } else if (c == '+') {
-        ++p_, lo = 1;
-      } else if (c == '?') {
-        ++p_, hi = 1;
-      } else if (c == '{') {
+      } else if (peek() == '{') {
         ++p_;
         bounds(lo, hi);
       } else {
@@ -160,19 +155,12 @@ class Parser {
   // One code point of a literal or class: UTF-8 as written, or an escape.
   uint32_t code_point() {
     if (at_end()) fail("unexpected end of the grammar");
-    const auto c = static_cast<unsigned char>(t_[p_]);
-    if (c == '\\') return escape();
-    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (len == 0 || p_ + size_t(len) > t_.size()) fail("invalid UTF-8");
-    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-    for (int i = 1; i < len; ++i) {
-      const auto d = static_cast<unsigned char>(t_[p_ + size_t(i)]);
-      if ((d & 0xC0) != 0x80) fail("invalid UTF-8");
-      cp = cp << 6 | (d & 0x3F);
-    }
-    p_ += size_t(len);
+    if (peek() == '\\') return escape();
+    uint32_t cp = 0;
+    if (!utf8_decode(t_, p_, cp)) fail("invalid UTF-8");
     return cp;
   }
+
 
   uint32_t escape() {
     ++p_;
@@ -192,15 +180,11 @@ class Parser {
 
   uint32_t hex(int digits) {
     uint32_t v = 0;
-    for (int i = 0; i < digits; ++i, ++p_) {
-      const char c = peek();
-      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-      if (d < 0) fail("expected a hex digit");
-      v = v * 16 + uint32_t(d);
-    }
+    if (!parse_hex(t_, p_, digits, v)) fail("expected a hex digit");
     if (v > 0x10FFFF) fail("code point beyond U+10FFFF");
     return v;
   }
+
 
   Sequence literal() {
     ++p_;

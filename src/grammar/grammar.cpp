@@ -74,6 +74,13 @@ GrammarBuilder::Element GrammarBuilder::code_points(const std::vector<std::pair<
   return ref(r);
 }
 
+bool GrammarBuilder::quantifier(char c, int& min, int& max) {
+  if (c != '*' && c != '+' && c != '?') return false;
+  min = c == '+' ? 1 : 0;
+  max = c == '?' ? 1 : -1;
+  return true;
+}
+
 // body{min,max} as rules: R ::= item^min tail, where tail ::= item tail | "" when unbounded,
 // or a chain of (max - min) optional items.
 GrammarBuilder::Element GrammarBuilder::repeat(const Sequence& body, int min, int max, const std::string& base) {

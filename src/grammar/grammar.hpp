@@ -62,6 +62,8 @@ class GrammarBuilder {
   Element code_points(const std::vector<std::pair<uint32_t, uint32_t>>& ranges, bool negate, const std::string& base);
   // Repetition of a sequence, min..max times (max < 0: unbounded), as helper rules.
   Element repeat(const Sequence& body, int min, int max, const std::string& base);
+  // The bounds of the postfix operators * + ? (false for any other character).
+  static bool quantifier(char c, int& min, int& max);
   Grammar build(const std::string& root);
 
  private:

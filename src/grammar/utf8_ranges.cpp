@@ -54,6 +54,31 @@ std::string utf8_encode(uint32_t cp) {
   return s;
 }
 
+bool utf8_decode(std::string_view t, size_t& pos, uint32_t& cp) {
+  const auto c = static_cast<unsigned char>(t[pos]);
+  const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (len == 0 || pos + size_t(len) > t.size()) return false;
+  cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+  for (int i = 1; i < len; ++i) {
+    const auto d = static_cast<unsigned char>(t[pos + size_t(i)]);
+    if ((d & 0xC0) != 0x80) return false;
+    cp = cp << 6 | (d & 0x3F);
+  }
+  pos += size_t(len);
+  return true;
+}
+
+bool parse_hex(std::string_view t, size_t& pos, int digits, uint32_t& value) {
+  value = 0;
+  for (int i = 0; i < digits; ++i, ++pos) {
+    const char c = pos < t.size() ? t[pos] : '\0';
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (d < 0) return false;
+    value = value * 16 + uint32_t(d);
+  }
+  return true;
+}
+
 std::vector<Utf8Sequence> utf8_sequences(uint32_t lo, uint32_t hi) {
   std::vector<Utf8Sequence> out;
   hi = std::min(hi, kMaxCodePoint);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,10 @@ std::vector<Utf8Sequence> utf8_sequences(uint32_t lo, uint32_t hi);
 std::vector<std::pair<uint32_t, uint32_t>> normalize_ranges(std::vector<std::pair<uint32_t, uint32_t>> ranges,
                                                             bool negate);
 std::string utf8_encode(uint32_t cp);
+// The code point at t[pos] (pos moves past it); false for invalid UTF-8.
+bool utf8_decode(std::string_view t, size_t& pos, uint32_t& cp);
+// `digits` hex digits at t[pos] (pos moves past them); false where one is not a hex digit.
+bool parse_hex(std::string_view t, size_t& pos, int digits, uint32_t& value);
 
 constexpr uint32_t kMaxCodePoint = 0x10FFFF;
 
