@@ -31,8 +31,20 @@ struct SamplingParams {
   std::optional<uint64_t> seed;   // unset => seeded from std::random_device
 };
 
+// Structured output: the generated text must be a sentence of this (OpenAI's response_format,
+// llama.cpp's grammar, vLLM's guided_regex / guided_choice). Every token is masked to what can
+// continue it; the end of sequence only where the text is complete.
+struct OutputConstraint {
+  enum class Kind { None, JsonSchema, JsonObject, Gbnf, Regex, Choice };
+  Kind kind = Kind::None;
+  std::string text;                  // the schema (JSON text), the GBNF grammar or the regex
+  std::vector<std::string> choices;  // Choice: one of these strings, exactly
+  bool strict = true;                // JsonSchema: additionalProperties false unless given
+};
+
 struct GenerateOptions {
   int max_tokens = 128;
+  OutputConstraint constraint;
   SamplingParams sampling;
   std::vector<std::string> stop;  // stop strings: the text ends before the first one
   bool ignore_eos = false;

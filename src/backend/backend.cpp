@@ -1,5 +1,6 @@
 #include "backend/backend.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,23 @@ void Backend::set_kv_blocks(KvCache& kv, int seq, const int32_t* blocks, int cou
 
 void Backend::upload_adjacent(const WeightView* const* ws, int count, DeviceWeight* out) {
   for (int i = 0; i < count; ++i) out[i] = ws[i]->data ? upload(*ws[i]) : DeviceWeight{};
+}
+
+void Backend::mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows,
+                          int64_t n) {
+  std::vector<float> row(static_cast<size_t>(vocab));
+  const int64_t words = (vocab + 63) / 64;
+  for (int64_t i = 0; i < n; ++i) {
+    float* dst = logits + int64_t(rows[i]) * stride;
+    to_host(dst, row.data(), vocab);
+    apply_token_mask(row.data(), vocab, bits + i * words);
+    copy_from_host(row.data(), dst, uint64_t(vocab) * 4);
+  }
+}
+
+void apply_token_mask(float* row, int64_t vocab, const uint64_t* mask) {
+  for (int64_t t = 0; t < vocab; ++t)
+    if (!((mask[t >> 6] >> (t & 63)) & 1)) row[t] = -INFINITY;
 }
 
 void Backend::matmul_multi(const float* x, int64_t n, const DeviceWeight* const* ws, float* const* ys,

@@ -124,6 +124,9 @@ struct RowSampling {
 // folded into one subtraction; penalty 1 leaves l as it is, subtract +inf bans the token).
 // The host merges every processor's changes into at most one edit per (row, id), so the
 // result does not depend on the order in which a backend applies them.
+// row[t] = -inf for every t < vocab whose bit in mask is clear (a grammar's refused tokens).
+void apply_token_mask(float* row, int64_t vocab, const uint64_t* mask);
+
 struct LogitEdit {
   int32_t row = 0;
   int32_t id = 0;
@@ -256,6 +259,11 @@ class Backend {
   virtual void add(float* x, const float* y, int64_t n) = 0;
   // Applies n edits (backend memory) to rows of `stride` logits each (see LogitEdit).
   virtual void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) = 0;
+  // Grammar masks: for each of n masks, logits row rows[i] gets -inf at every token t < vocab
+  // whose bit is clear in bits[i * words ...] (words = ceil(vocab / 64)). bits and rows are
+  // host memory. The default takes each row through the host.
+  virtual void mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows,
+                           int64_t n);
   // ids[r] = a token drawn from the first `vocab` entries of logits row r (rows of `stride`
   // floats; vocab <= stride: a checkpoint's embedding may be padded beyond its tokenizer's
   // ids, which are never drawn) under params[r] (see RowSampling).

@@ -107,6 +107,7 @@ bool EngineCore::submit(std::shared_ptr<Request> r) {
   const SamplingParams& sp = r->opts.sampling;
   const uint64_t seed = sp.seed ? *sp.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   auto s = std::make_unique<Sequence>(std::move(r), seed, model_.has_tokenizer() ? &model_.tokenizer() : nullptr);
+  if (s->req->opts.constraint.kind != OutputConstraint::Kind::None) attach_constraint(*s);
   s->t_submit = now();
   std::lock_guard<std::mutex> lock(mu_);
   // Room: a free slot, or a place in the queue behind the running batch.
@@ -226,15 +227,20 @@ void EngineCore::run_prefill(const std::vector<StepPlan::Chunk>& chunks) {
   if (chunks.empty()) return;
   std::vector<ModelRunner::PrefillPart> parts;
   std::vector<LogitEdit> edits;
+  std::vector<uint64_t> mask_bits;
+  std::vector<int32_t> mask_rows;
   int32_t sampled = 0;
   for (const StepPlan::Chunk& c : chunks) {
     Sequence& s = *c.seq;
     const bool last = s.computed + c.n == int64_t(s.tokens.size());
     parts.push_back({s.tokens.data() + s.computed, c.n, int32_t(s.computed), s.slot, last, s.sampling()});
-    if (last) s.processor.edits(sampled++, edits);
+    if (!last) continue;
+    add_mask(s, sampled, mask_bits, mask_rows);
+    s.processor.edits(sampled++, edits);
   }
+  const TokenMasks masks{mask_bits.data(), mask_rows.data(), int64_t(mask_rows.size())};
   std::vector<int32_t> ids;
-  timed(recording_, rec_.prefill_ms, [&] { ids = runner_->prefill(parts, edits); });
+  timed(recording_, rec_.prefill_ms, [&] { ids = runner_->prefill(parts, edits, &masks); });
   rec_.prefill_parts = int64_t(parts.size());
   int64_t row = 0;
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -310,6 +316,8 @@ void EngineCore::launch_decode(const std::vector<Sequence*>& batch) {
   std::vector<int32_t> tokens(n), from(n), pos(n), seqs(n);
   std::vector<RowSampling> params(n);
   std::vector<LogitEdit> edits;
+  std::vector<uint64_t> mask_bits;
+  std::vector<int32_t> mask_rows;
   for (size_t i = 0; i < n; ++i) {
     const Sequence& s = *batch[i];
     const bool pending = s.pending_row >= 0;
@@ -319,11 +327,13 @@ void EngineCore::launch_decode(const std::vector<Sequence*>& batch) {
     seqs[i] = s.slot;
     params[i] = s.sampling(pending ? 1 : 0);
     s.processor.edits(int32_t(i), edits);
+    if (s.constraint) add_mask(*batch[i], int32_t(i), mask_bits, mask_rows);  // (constrained rows sync: no pending token)
   }
+  const TokenMasks masks{mask_bits.data(), mask_rows.data(), int64_t(mask_rows.size())};
   Backend& be = model_.transformer().backend();
   const bool profiled = decode_steps_++ == opts_.profile_step;
   if (profiled) be.profile(true);
-  runner_->launch(tokens.data(), from.data(), pos.data(), seqs.data(), params.data(), int(n), edits);
+  runner_->launch(tokens.data(), from.data(), pos.data(), seqs.data(), params.data(), int(n), edits, &masks);
   if (profiled) be.profile(false);
   for (Sequence* s : sched_->all()) s->pending_row = -1;
   flight_.resize(n);
@@ -351,6 +361,8 @@ void EngineCore::accept(Sequence& s, int32_t id, const float* logits) {
   const Request& r = *s.req;
   if (s.generated() == 0) s.t_first = now();
   if (!r.opts.ignore_eos && model_.has_tokenizer() && model_.tokenizer().is_eos(id)) return finish(s, "stop");
+  if (s.constraint && !s.constraint->accept(id))
+    return finish(s, "error", "the sampled token " + std::to_string(id) + " does not continue the required format");
   s.tokens.push_back(id);
   s.processor.push(id);
   {
@@ -368,17 +380,18 @@ void EngineCore::accept(Sequence& s, int32_t id, const float* logits) {
     ev.top = top_logprobs(row, r.opts.logprobs);
   }
   if (r.on_token) r.on_token(ev);
-  if (stop.stopped) return finish(s, "stop");
+  if (stop.stopped) return finish(s, "stop", {}, /*by_stop_string=*/true);
+  if (s.constraint && s.constraint->complete()) return finish(s, "stop");  // nothing may follow
   if (s.generated() >= r.opts.max_tokens) return finish(s, "length");
   // The new token's position is past the context: no room to feed it.
   if (int64_t(s.tokens.size()) - 1 >= opts_.context) return finish(s, "length");
 }
 
-void EngineCore::finish(Sequence& s, const std::string& reason, const std::string& error) {
+void EngineCore::finish(Sequence& s, const std::string& reason, const std::string& error, bool by_stop_string) {
   RequestResult res;
   res.finish_reason = reason;
   res.error = error;
-  if (reason != "stop" && reason != "error" && s.detok) {  // release held-back text
+  if (!by_stop_string && reason != "error" && s.detok) {  // release held-back text
     StopResult tail = s.stops.feed(s.detok->flush());
     res.tail_text = tail.text;
     if (tail.stopped) res.finish_reason = "stop";

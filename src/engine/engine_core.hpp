@@ -19,6 +19,7 @@
 
 #include "brisk/types.hpp"
 #include "engine/block_manager.hpp"
+#include "grammar/constraint.hpp"
 #include "engine/model_runner.hpp"
 #include "engine/request.hpp"
 #include "engine/scheduler.hpp"
@@ -65,8 +66,13 @@ class EngineCore {
   const float* host_logits(const Sequence& s, int64_t row);
   // The sampled token of a running sequence (logits: the host copy of its row when it needs one).
   void accept(Sequence& s, int32_t id, const float* logits);
-  void finish(Sequence& s, const std::string& reason, const std::string& error = {});
+  // by_stop_string: the text ended at a stop string (what was held back for it is dropped).
+  void finish(Sequence& s, const std::string& reason, const std::string& error = {}, bool by_stop_string = false);
   void fail_running(const std::string& error);
+  // Structured output (engine_constraints.cpp): the sequence's constraint, compiled through
+  // the cache (in the submitting thread); the masks of a step's constrained rows.
+  void attach_constraint(Sequence& s);
+  void add_mask(Sequence& s, int32_t row, std::vector<uint64_t>& bits, std::vector<int32_t>& rows) const;
   void publish_stats();
 
   Model& model_;
@@ -76,6 +82,8 @@ class EngineCore {
   std::unique_ptr<ModelRunner> runner_;
   std::unique_ptr<BlockManager> blocks_;
   std::unique_ptr<Scheduler> sched_;
+  std::once_flag vocab_once_;
+  std::unique_ptr<grammar::ConstraintCache> constraints_;  // made on the first constrained request
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

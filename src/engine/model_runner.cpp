@@ -48,8 +48,10 @@ void ModelRunner::set_blocks(int seq, const std::vector<int32_t>& blocks) {
   be_.set_kv_blocks(kv_, seq, blocks.data(), int(blocks.size()));
 }
 
-void ModelRunner::edit_and_sample(const float* logits, int rows, std::span<const LogitEdit> edits, int32_t* ids) {
+void ModelRunner::edit_and_sample(const float* logits, int rows, std::span<const LogitEdit> edits,
+                                  const TokenMasks* masks, int32_t* ids) {
   const int64_t vocab = t_.hparams().vocab;
+  if (masks && masks->n > 0) be_.mask_logits(const_cast<float*>(logits), vocab, vocab, masks->bits, masks->rows, masks->n);
   if (!edits.empty()) {
     if (int64_t(edits.size()) > edits_cap_) {
       const int64_t cap = std::max<int64_t>(int64_t(edits.size()), 2 * edits_cap_ + 1024);
@@ -74,13 +76,15 @@ int ModelRunner::bucket_for(int b) const {
 void ModelRunner::run_forward(int bucket) { logits_ = t_.forward_step(in_, bucket, kv_, /*all_logits=*/true); }
 
 void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
-                         const RowSampling* params, int b, int32_t* ids, std::span<const LogitEdit> edits) {
-  launch(tokens, nullptr, positions, seqs, params, b, edits);
+                         const RowSampling* params, int b, int32_t* ids, std::span<const LogitEdit> edits,
+                         const TokenMasks* masks) {
+  launch(tokens, nullptr, positions, seqs, params, b, edits, masks);
   collect(ids);
 }
 
 void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions,
-                         const int32_t* seqs, const RowSampling* params, int b, std::span<const LogitEdit> edits) {
+                         const int32_t* seqs, const RowSampling* params, int b, std::span<const LogitEdit> edits,
+                         const TokenMasks* masks) {
   if (b < 1 || b > max_batch_) throw Error(ErrorCode::kInternal, "decode batch outside the runner's buckets");
   if (launched_ > 0) throw Error(ErrorCode::kInternal, "a decode step launched before the last was collected");
   const int bucket = bucket_for(b);
@@ -121,7 +125,7 @@ void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const 
     logits_ = bk.logits;
   }
   ++bk.uses;
-  edit_and_sample(logits_, bucket, edits, ids_);
+  edit_and_sample(logits_, bucket, edits, masks, ids_);
   launched_ = b;
 }
 
@@ -149,7 +153,8 @@ int32_t ModelRunner::prefill(const int32_t* tokens, int64_t n, int32_t pos0, int
   return prefill({PrefillPart{tokens, n, pos0, seq, true, params}}).at(0);
 }
 
-std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts, std::span<const LogitEdit> edits) {
+std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts, std::span<const LogitEdit> edits,
+                                          const TokenMasks* masks) {
   // Host staging: tokens | positions | seqs of every part, then the rows to sample.
   int64_t n = 0;
   for (const PrefillPart& p : parts) n += p.n;
@@ -197,7 +202,7 @@ std::vector<int32_t> ModelRunner::prefill(const std::vector<PrefillPart>& parts,
   logits_ = t_.forward_step(in, n, kv_, /*all_logits=*/false);
   std::vector<int32_t> ids(static_cast<size_t>(sampled));
   if (sampled > 0) {
-    edit_and_sample(logits_, sampled, edits, prefill_ids_);
+    edit_and_sample(logits_, sampled, edits, masks, prefill_ids_);
     be_.copy_to_host(prefill_ids_, ids.data(), uint64_t(sampled) * 4);
   }
   return ids;

@@ -29,6 +29,14 @@ struct RunnerConfig {
   bool use_graphs = true;
 };
 
+// Grammar masks for some rows of a step (Backend::mask_logits; host memory): n masks of
+// ceil(vocab / 64) words each, for rows rows[0..n).
+struct TokenMasks {
+  const uint64_t* bits = nullptr;
+  const int32_t* rows = nullptr;
+  int64_t n = 0;
+};
+
 class ModelRunner {
  public:
   // Batch-size buckets: powers of two up to max_batch; a batch runs in the smallest bucket
@@ -46,7 +54,7 @@ class ModelRunner {
 
   // One decode step for b <= max_batch sequences; ids receives b sampled tokens.
   void decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs, const RowSampling* params, int b,
-              int32_t* ids, std::span<const LogitEdit> edits = {});
+              int32_t* ids, std::span<const LogitEdit> edits = {}, const TokenMasks* masks = nullptr);
 
   // The same step in two halves, so the host can work while the device runs: launch()
   // queues the step and returns; collect() waits for it and gives its b ids. Where
@@ -55,7 +63,8 @@ class ModelRunner {
   // step k's ids. Prefill passes may run between a launch and its collect.
   // edits: the logits processors' changes, by row of this step.
   void launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions, const int32_t* seqs,
-              const RowSampling* params, int b, std::span<const LogitEdit> edits = {});
+              const RowSampling* params, int b, std::span<const LogitEdit> edits = {},
+              const TokenMasks* masks = nullptr);
   void collect(int32_t* ids);
   // Forgets a launched step after a failure (its ids are not wanted).
   void abandon() { launched_ = 0; }
@@ -77,7 +86,8 @@ class ModelRunner {
   // Prefills several sequences' parts in one forward pass (at most max_batch of them
   // sampled); returns the sampled ids in order, their logits rows in logits() (edited).
   // edits: by sampled row (the i-th part with `sample`).
-  std::vector<int32_t> prefill(const std::vector<PrefillPart>& parts, std::span<const LogitEdit> edits = {});
+  std::vector<int32_t> prefill(const std::vector<PrefillPart>& parts, std::span<const LogitEdit> edits = {},
+                               const TokenMasks* masks = nullptr);
 
   // Runs every batch bucket's decode step twice (directly, then captured) and one prefill pass
   // of prefill_tokens, all on slot 0 from position 0, so that the first requests find the
@@ -108,8 +118,10 @@ class ModelRunner {
   int bucket_for(int b) const;
   void init_buffers(int64_t min_scratch);
   void run_forward(int bucket);
-  // Applies the edits to the first `rows` rows of `logits`, then samples them into `ids`.
-  void edit_and_sample(const float* logits, int rows, std::span<const LogitEdit> edits, int32_t* ids);
+  // Applies the masks, then the edits to the first `rows` rows of `logits`, then samples them
+  // into `ids`.
+  void edit_and_sample(const float* logits, int rows, std::span<const LogitEdit> edits, const TokenMasks* masks,
+                       int32_t* ids);
 
   Transformer& t_;
   Backend& be_;

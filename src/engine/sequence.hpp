@@ -13,6 +13,7 @@
 #include "engine/request.hpp"
 #include "engine/sampler.hpp"
 #include "engine/stop.hpp"
+#include "grammar/constraint.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace brisk {
@@ -38,6 +39,7 @@ struct Sequence {
   uint64_t seed = 0;
   int64_t preemptions = 0;
   LogitsProcessor processor;
+  std::unique_ptr<grammar::TokenConstraint> constraint;  // structured output, when asked for
   std::unique_ptr<IncrementalDetokenizer> detok;
   StopMatcher stops;
   double t_submit = 0, t_start = 0, t_first = 0;
@@ -56,8 +58,8 @@ struct Sequence {
   bool last_token_pending(int64_t context) const {
     return pending_row >= 0 && (generated() + 1 >= req->opts.max_tokens || int64_t(tokens.size()) >= context);
   }
-  // Whether the host must see each token before the next step (penalties, logprobs).
-  bool needs_sync() const { return processor.needs_history() || req->opts.logprobs >= 0; }
+  // Whether the host must see each token before the next step (penalties, logprobs, grammar).
+  bool needs_sync() const { return processor.needs_history() || req->opts.logprobs >= 0 || constraint != nullptr; }
   // Sampling settings for its next token, or (ahead = 1) for the one after a pending token.
   RowSampling sampling(int ahead = 0) const {
     return row_sampling(req->opts.sampling, seed, uint64_t(generated() + ahead));

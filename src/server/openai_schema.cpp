@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "server/request_checks.hpp"
+#include "server/structured_output.hpp"
 #include "base/utf8.hpp"
 
 namespace brisk::server {
@@ -211,6 +212,7 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Engine& eng
   sp.logit_bias = logit_bias(body, vocab);
   r.opts.stop = stop_strings(body);
   r.opts.ignore_eos = boolean(body, "ignore_eos", false);  // an extension (llama.cpp's): for benchmarks
+  r.opts.constraint = output_constraint(body);
 
   if (endpoint == Endpoint::Chat) {
     const bool lp = boolean(body, "logprobs", false);

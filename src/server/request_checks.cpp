@@ -48,8 +48,6 @@ void refuse_unimplemented_fields(Endpoint endpoint, const ojson& body) {
     only_noop(body, "best_of", is(json_field(body, "best_of"), 1), "1");
     return;
   }
-  const ojson* rf = json_field(body, "response_format");
-  only_noop(body, "response_format", is(rf, ojson{{"type", "text"}}), "{\"type\": \"text\"}");
   const ojson* tc = json_field(body, "tool_choice");
   only_noop(body, "tool_choice", is(tc, "auto") || is(tc, "none"), "\"auto\" or \"none\"");
   only_noop(body, "parallel_tool_calls", is(json_field(body, "parallel_tool_calls"), true), "true");

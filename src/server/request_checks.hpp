@@ -21,7 +21,7 @@ enum class Endpoint;
 const nlohmann::ordered_json* json_field(const nlohmann::ordered_json& body, const char* key);
 
 // Throws Error(kInvalidArgument, where = the field) for a field brisk would otherwise ignore
-// while it changes the output: response_format other than {"type": "text"}, tool_choice
+// while it changes the output: tool_choice
 // other than "auto" or "none", a non-empty logit_bias, best_of other than 1,
 // parallel_tool_calls false, functions / function_call, audio, prediction, modalities
 // other than ["text"].

@@ -2,6 +2,8 @@
 // Tolerances and helpers: cuda_ops_util.hpp. Without a GPU (CI) the tests skip.
 #include "backend/cuda_ops_util.hpp"
 
+#include <random>
+
 #if BRISK_WITH_CUDA
 namespace brisk {
 namespace {
@@ -85,6 +87,36 @@ TEST_F(CudaOps, LogitEditsAndPaddedRowsMatchTheOracle) {
       EXPECT_EQ(gpu[size_t(r)], cpu[size_t(r)]) << "greedy row " << r;
     }
   }
+}
+
+// Grammar masks on rows of a padded vocabulary (a ragged last word; masks for some rows
+// only, in any order): the same -inf pattern as the oracle's, and nothing else touched.
+TEST_F(CudaOps, GrammarMasksMatchTheOracle) {
+  const int64_t vocab = 1000, stride = 1024, rows = 5, words = (vocab + 63) / 64;
+  const auto logits = gaussian(size_t(stride * rows), 23, 2.f);
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> bits(size_t(3 * words));
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = i % 5 == 0 ? ~0ull : i % 7 == 0 ? 0 : rng();
+  const std::vector<int32_t> mask_rows = {4, 0, 2};
+  std::vector<float> out[2];
+  for (int k = 0; k < 2; ++k) {
+    Backend& b = k ? *gpu_ : *cpu_;
+    float* l = dev(b, logits);
+    b.mask_logits(l, stride, vocab, bits.data(), mask_rows.data(), 3);
+    out[k] = host(b, l, logits.size());
+  }
+  EXPECT_EQ(0, std::memcmp(out[0].data(), out[1].data(), out[0].size() * 4));
+  size_t masked = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t t = 0; t < stride; ++t) {
+      const float v = out[1][size_t(r * stride + t)];
+      int mi = -1;
+      for (int i = 0; i < 3; ++i) mi = mask_rows[size_t(i)] == r ? i : mi;
+      const bool keep = mi < 0 || t >= vocab || ((bits[size_t(mi * words + (t >> 6))] >> (t & 63)) & 1);
+      if (keep) EXPECT_EQ(v, logits[size_t(r * stride + t)]) << r << " " << t;
+      else EXPECT_EQ(v, -INFINITY) << r << " " << t, ++masked;
+    }
+  EXPECT_GT(masked, 1000u);
 }
 
 }  // namespace

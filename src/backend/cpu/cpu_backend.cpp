@@ -141,6 +141,12 @@ void CpuBackend::edit_logits(float* logits, int64_t stride, const LogitEdit* edi
   for (int64_t i = 0; i < n; ++i) apply_logit_edit(logits + int64_t(edits[i].row) * stride, edits[i]);
 }
 
+void CpuBackend::mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows,
+                             int64_t n) {
+  const int64_t words = (vocab + 63) / 64;
+  for (int64_t i = 0; i < n; ++i) apply_token_mask(logits + int64_t(rows[i]) * stride, vocab, bits + i * words);
+}
+
 void CpuBackend::sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
                         int32_t* ids) {
   pool_.parallel_for(rows, [&](int64_t b, int64_t e) {

@@ -43,6 +43,8 @@ class CpuBackend final : public Backend {
   void add(float* x, const float* y, int64_t n) override;
   void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) override;
   void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) override;
+  void mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows,
+                   int64_t n) override;
   void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
               int32_t* ids) override;
 
