@@ -170,6 +170,24 @@ def http_gate_seeds():
         write("http_gate", name, bytes([7, 0xFF]) + request)
 
 
+def grammar_seeds():
+    """The first byte picks the front end (0 GBNF, 1 JSON Schema, 2 regex); after SEP, the
+    bytes that pick tokens of the walk."""
+    json_gbnf = (ROOT / "tests/grammar/json_gbnf.hpp").read_text().split('R"(')[1].split(')";')[0]
+    seeds = {
+        "gbnf_json": "\x00" + json_gbnf,
+        "gbnf_small": "\x00" + 'root ::= ("ab" | [c-e]+){1,3} "."? # c\nx ::= "y"',
+        "schema_object": "\x01" + json.dumps({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3},
+                                                                              "b": {"type": "array", "items": {"type": "integer"}}},
+                                                "required": ["a"]}),
+        "schema_refs": "\x01" + json.dumps({"$defs": {"n": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/n"}]}},
+                                               "$ref": "#/$defs/n"}),
+        "regex": "\x02" + r"[a-z]{2,4}(-\d+)?|x*",
+    }
+    for name, text in seeds.items():
+        write("grammar", name, text + SEP + "\x05\x11\x2a\x07\x63\x01\x00\xff" * 4)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--brisk", default=str(ROOT / "build/brisk"))
@@ -184,6 +202,7 @@ def main():
     template_seeds()
     request_seeds()
     http_gate_seeds()
+    grammar_seeds()
     for d in sorted(OUT.iterdir()):
         print(f"{d.name}: {len(list(d.iterdir()))} seeds, {sum(f.stat().st_size for f in d.iterdir())} bytes")
 

