@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "brisk/chat.hpp"
 #include "brisk/error.hpp"
 #include "brisk/types.hpp"
 
@@ -116,6 +117,12 @@ class Engine {
   // (kInvalidArgument) when the template refuses the messages, kLimit past its limits.
   std::string render_chat(const std::string& messages_json, const std::string& extra_json = "{}",
                           const std::atomic<bool>* cancel = nullptr) const;
+  // How the model's template writes tool calls and reasoning (ChatOutputParser reads answers
+  // with it). render_chat() describes `tools` in a system preamble where the template has none.
+  ChatFormat chat_format() const;
+  // A constraint that makes the answer calls of the OpenAI `tools` (a JSON list) in the
+  // template's syntax: of `function` only when not empty; several calls with parallel.
+  OutputConstraint tool_call_constraint(const std::string& tools_json, const std::string& function, bool parallel) const;
   // Bytes of text one token covers at most: a prompt of more bytes than context x this
   // cannot fit, so it can be refused before tokenizing.
   size_t max_bytes_per_token() const;

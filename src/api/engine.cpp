@@ -8,6 +8,7 @@
 #include "api/loaded_model.hpp"
 #include "brisk/brisk.hpp"
 #include "engine/engine_core.hpp"
+#include "template/tool_format.hpp"
 
 namespace brisk {
 namespace {
@@ -84,7 +85,24 @@ std::string Engine::render_chat(const std::string& messages_json, const std::str
   if (!extra.contains("eos_token") && !tok.eos_ids().empty()) extra["eos_token"] = tok.token_text(tok.eos_ids()[0]);
   jinja::RenderLimits limits;
   limits.cancel = cancel;
-  return impl_->lm->model->chat_template().render(messages, true, extra, limits);
+  const ChatFormat format = chat_format();
+  const ojson tools = extra.contains("tools") ? extra["tools"] : ojson();
+  if (!format.template_renders_tools) extra.erase("tools");
+  return impl_->lm->model->chat_template().render(messages_for_template(messages, tools, format), true, extra, limits);
+}
+
+ChatFormat Engine::chat_format() const { return detect_chat_format(impl_->lm->model->chat_template().source()); }
+
+OutputConstraint Engine::tool_call_constraint(const std::string& tools_json, const std::string& function,
+                                              bool parallel) const {
+  nlohmann::ordered_json tools;
+  try {
+    tools = nlohmann::ordered_json::parse(tools_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("tools are not valid JSON: ") + e.what(), "tools");
+  }
+  if (!tools.is_array()) throw Error(ErrorCode::kInvalidArgument, "tools must be a JSON list", "tools");
+  return brisk::tool_call_constraint(chat_format(), tools, function, parallel);
 }
 
 size_t Engine::max_bytes_per_token() const { return impl_->bytes_per_token; }

@@ -19,7 +19,7 @@ Grammar constraint_grammar(const OutputConstraint& c) {
       } catch (const nlohmann::json::exception& e) {
         throw Error(ErrorCode::kInvalidArgument, std::string("the JSON schema is not valid JSON: ") + e.what());
       }
-      return compile_json_schema(schema, JsonSchemaOptions{c.strict});
+      return compile_json_schema(schema, JsonSchemaOptions{c.strict, c.before, c.after, c.between, c.max_count});
     }
     case Kind::JsonObject: return compile_json_object();
     case Kind::Gbnf: return compile_gbnf(c.text);
@@ -58,12 +58,11 @@ bool TokenConstraint::accept(int32_t id) {
 }
 
 std::shared_ptr<const CompiledGrammar> ConstraintCache::get(const OutputConstraint& c) {
-  const std::string key = std::to_string(int(c.kind)) + (c.strict ? "s" : "l") + ":" + c.text + "\x1f" +
-                          [&] {
-                            std::string all;
-                            for (const std::string& s : c.choices) all += s + '\x1e';
-                            return all;
-                          }();
+  // Every field length-prefixed, so that no two constraints share a key.
+  std::string key = std::to_string(int(c.kind)) + (c.strict ? "s" : "l") + std::to_string(c.max_count);
+  auto field = [&key](const std::string& f) { key += ":" + std::to_string(f.size()) + ":" + f; };
+  for (const std::string* f : {&c.text, &c.before, &c.after, &c.between}) field(*f);
+  for (const std::string& s : c.choices) field(s);
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = compiled_.find(key);

@@ -57,7 +57,24 @@ class SchemaConverter {
 
   Grammar build() {
     const uint32_t root = b_.rule("root");
-    b_.add_alternative(root, {value(root_, "#"), rule("space")});
+    const JsonSchemaOptions& o = options_;
+    if (o.before.empty() && o.after.empty() && o.max_count == 1) {
+      b_.add_alternative(root, {value(root_, "#"), rule("space")});
+      return b_.build("root");
+    }
+    const uint32_t one = b_.rule("one");
+    Sequence seq = b_.literal(o.before);
+    seq.push_back(value(root_, "#"));
+    const Sequence after = b_.literal(o.after);
+    seq.insert(seq.end(), after.begin(), after.end());
+    b_.add_alternative(one, std::move(seq));
+    Sequence whole = {GrammarBuilder::ref(one)};
+    if (o.max_count != 1) {
+      Sequence next = b_.literal(o.between);
+      next.push_back(GrammarBuilder::ref(one));
+      whole.push_back(b_.repeat(next, 0, o.max_count < 0 ? -1 : o.max_count - 1, "more"));
+    }
+    b_.add_alternative(root, std::move(whole));
     return b_.build("root");
   }
 
@@ -82,6 +99,7 @@ class SchemaConverter {
   }
 
   Element value(const json& s, const std::string& path) {
+    Depth d(depth_, path);
     if (s.is_boolean()) {
       if (!s.get<bool>()) fail(path, "the schema false matches nothing");
       return rule("json-value");
@@ -327,6 +345,15 @@ class SchemaConverter {
     return GrammarBuilder::ref(r);
   }
 
+  // Nesting of schemas within schemas: bounded, so a hostile schema cannot exhaust the stack.
+  struct Depth {
+    int& d;
+    Depth(int& depth, const std::string& path) : d(depth) {
+      if (++d > 64) fail(path, "schemas nest more than 64 deep");
+    }
+    ~Depth() { --d; }
+  };
+  int depth_ = 0;
   json root_;
   JsonSchemaOptions options_;
   GrammarBuilder b_;

@@ -8,6 +8,8 @@
 // never silently gets a weaker constraint than it asked for.
 #pragma once
 
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "grammar/grammar.hpp"
@@ -16,6 +18,11 @@ namespace brisk::grammar {
 
 struct JsonSchemaOptions {
   bool strict = true;  // additionalProperties defaults to false
+  // Each JSON text written between `before` and `after` (no space around it), 1..max_count
+  // of them separated by `between` (tool calls in a chat template's syntax). Unset (empty
+  // and max_count 1): the JSON text alone, with space after it allowed.
+  std::string before, after, between;
+  int max_count = 1;  // < 0: unbounded
 };
 
 // The schema as parsed with its key order (properties are written in declared order).

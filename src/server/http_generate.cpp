@@ -84,15 +84,44 @@ int answer_whole(const ApiRequest& api, RequestHandle& request, Channel& ch, con
     return res.status;
   }
   text += result.tail_text;
-  res.set_content(dump(builder.complete(text, tokens, api.opts.logprobs >= 0, result)), "application/json");
+  const bool logprobs = api.opts.logprobs >= 0;
+  if (api.parse_answer) {
+    ChatOutputParser parser(api.format, api.tool_names, api.reasoning_open);
+    std::vector<ChatDelta> deltas = parser.feed(text);
+    for (ChatDelta& d : parser.finish()) deltas.push_back(std::move(d));
+    res.set_content(dump(builder.complete_chat(ChatMessage::from(deltas), tokens, logprobs, result)), "application/json");
+  } else {
+    res.set_content(dump(builder.complete(text, tokens, logprobs, result)), "application/json");
+  }
   return 200;
 }
+
+// The stream of a parsed chat answer: each token's text goes through the parser, and each
+// delta that comes out is a chunk (the token's logprobs ride on its first).
+struct ParsedStream {
+  ChatOutputParser parser;
+  bool called = false;  // a tool call went out: the finish reason is "tool_calls"
+
+  std::string chunks(const ResponseBuilder& b, std::vector<ChatDelta> deltas, const std::vector<TokenOut>& tokens,
+                     bool logprobs) {
+    std::string out;
+    if (deltas.empty() && logprobs && !tokens.empty()) out += sse(b.text_chunk("", tokens, true));
+    for (size_t i = 0; i < deltas.size(); ++i) {
+      called = called || deltas[i].kind == ChatDelta::Kind::kToolCall;
+      out += sse(b.delta_chunk(deltas[i], i == 0 ? tokens : std::vector<TokenOut>{}, logprobs && i == 0));
+    }
+    return out;
+  }
+};
 
 // Server-sent events as the tokens come. Waiting wakes at least once a second to write a
 // keep-alive comment, so a client that has gone is noticed even before its first token.
 void answer_stream(const ApiRequest& api, const std::shared_ptr<RequestHandle>& request, const std::shared_ptr<Channel>& ch,
                    const std::shared_ptr<ResponseBuilder>& builder, httplib::Response& res) {  auto started = std::make_shared<bool>(false);
   const bool logprobs = api.opts.logprobs >= 0, usage = api.include_usage;
+  auto parsed = api.parse_answer
+                    ? std::make_shared<ParsedStream>(ParsedStream{ChatOutputParser(api.format, api.tool_names, api.reasoning_open)})
+                    : nullptr;
   auto provider = [=](size_t, httplib::DataSink& sink) {
     std::deque<TokenEvent> events;
     RequestResult result;
@@ -102,11 +131,21 @@ void answer_stream(const ApiRequest& api, const std::shared_ptr<RequestHandle>& 
     *started = true;
     // One chunk per token, as OpenAI streams: a token that completes no character yet (part
     // of a UTF-8 sequence, or text held back for a stop string) has empty text.
-    for (const TokenEvent& e : events) out += sse(builder->text_chunk(e.text, {builder->token_out(e)}, logprobs));
+    for (const TokenEvent& e : events) {
+      if (parsed) out += parsed->chunks(*builder, parsed->parser.feed(e.text), {builder->token_out(e)}, logprobs);
+      else out += sse(builder->text_chunk(e.text, {builder->token_out(e)}, logprobs));
+    }
     if (done) {
       const bool ok = finished_ok(result);
-      if (!result.tail_text.empty()) out += sse(builder->text_chunk(result.tail_text, {}, false));
-      out += ok ? sse(builder->final_chunk(result.finish_reason)) : sse(failure(result));
+      std::string reason = result.finish_reason;
+      if (parsed) {
+        out += parsed->chunks(*builder, parsed->parser.feed(result.tail_text), {}, false);
+        out += parsed->chunks(*builder, parsed->parser.finish(), {}, false);
+        if (parsed->called && reason == "stop") reason = "tool_calls";
+      } else if (!result.tail_text.empty()) {
+        out += sse(builder->text_chunk(result.tail_text, {}, false));
+      }
+      out += ok ? sse(builder->final_chunk(reason)) : sse(failure(result));
       if (ok && usage) out += sse(builder->usage_chunk(result));
       out += "data: [DONE]\n\n";
     } else if (out.empty()) {  // a second without news: is the client still there?

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cctype>
 #include <random>
 
 #include "base/error.hpp"
@@ -94,6 +95,28 @@ ojson normalize_messages(const ojson& body) {
   return out;
 }
 
+// The prompt of a chat request: its messages with the model's template, the tools (unless
+// tool_choice is "none") and chat_template_kwargs as template variables. Notes in r how the
+// answer is to be read.
+std::string render_chat_prompt(const ojson& body, const Engine& engine, const PromptLimits& limits, ApiRequest& r) {
+  ojson extra = ojson::object();
+  if (const ojson* kw = json_field(body, "chat_template_kwargs")) {
+    if (!kw->is_object()) bad_field("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    extra = *kw;
+  }
+  if (ojson tools = checked_tools(body); !tools.is_null()) {
+    for (const ojson& t : tools) r.tool_names.push_back(t["function"]["name"].get<std::string>());
+    extra["tools"] = std::move(tools);
+  }
+  const std::string text = engine.render_chat(dump(normalize_messages(body)), dump(extra), limits.cancel);
+  r.format = engine.chat_format();
+  r.parse_answer = !r.tool_names.empty() || r.format.reasoning;
+  size_t end = text.size();
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  r.reasoning_open = r.format.reasoning && end >= 7 && text.compare(end - 7, 7, "<think>") == 0;
+  return text;
+}
+
 std::string random_id(const char* prefix) {
   static thread_local std::mt19937_64 rng(std::random_device{}());
   static const char* digits = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -161,9 +184,7 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Engine& eng
   refuse_unimplemented_fields(endpoint, body);
   const std::string param = endpoint == Endpoint::Chat ? "messages" : "prompt";
   if (endpoint == Endpoint::Chat) {
-    ojson extra = ojson::object();
-    if (ojson tools = checked_tools(body); !tools.is_null()) extra["tools"] = std::move(tools);
-    const std::string text = engine.render_chat(dump(normalize_messages(body)), dump(extra), limits.cancel);
+    const std::string text = render_chat_prompt(body, engine, limits, r);
     check_prompt_bytes(text.size(), limits.bytes_per_token, context, param);
     r.prompt = engine.tokenize(text, /*add_special=*/false, /*parse_special=*/true);
   } else {
@@ -213,6 +234,14 @@ ApiRequest parse_request(Endpoint endpoint, const ojson& body, const Engine& eng
   r.opts.stop = stop_strings(body);
   r.opts.ignore_eos = boolean(body, "ignore_eos", false);  // an extension (llama.cpp's): for benchmarks
   r.opts.constraint = output_constraint(body);
+  if (endpoint == Endpoint::Chat) {
+    const ToolChoice choice = tool_choice(body);
+    if (choice.mode == "required" || choice.mode == "function") {
+      if (r.opts.constraint.kind != OutputConstraint::Kind::None)
+        bad_field("tool_choice", "'tool_choice' \"" + choice.mode + "\" cannot be combined with 'response_format'");
+      r.opts.constraint = engine.tool_call_constraint(dump(*json_field(body, "tools")), choice.function, choice.parallel);
+    }
+  }
 
   if (endpoint == Endpoint::Chat) {
     const bool lp = boolean(body, "logprobs", false);
@@ -320,6 +349,41 @@ ojson ResponseBuilder::complete(const std::string& text, const std::vector<Token
   choice["finish_reason"] = result.finish_reason;
   j["choices"] = ojson::array({choice});
   j["usage"] = usage_json(result);
+  return j;
+}
+
+ojson ResponseBuilder::complete_chat(const ChatMessage& m, const std::vector<TokenOut>& tokens, bool logprobs,
+                                     const RequestResult& result) const {
+  ojson j = complete(m.content, tokens, logprobs, result);
+  ojson& choice = j["choices"][0];
+  ojson& message = choice["message"];
+  if (!m.reasoning.empty()) message["reasoning_content"] = m.reasoning;
+  if (!m.tool_calls.empty()) {
+    if (m.content.empty()) message["content"] = nullptr;
+    ojson calls = ojson::array();
+    for (const ToolCall& c : m.tool_calls)
+      calls.push_back(ojson{{"id", c.id}, {"type", "function"}, {"function", ojson{{"name", c.name}, {"arguments", c.arguments}}}});
+    message["tool_calls"] = std::move(calls);
+    if (result.finish_reason == "stop") choice["finish_reason"] = "tool_calls";
+  }
+  return j;
+}
+
+ojson ResponseBuilder::delta_chunk(const ChatDelta& d, const std::vector<TokenOut>& tokens, bool logprobs) const {
+  ojson j = text_chunk("", tokens, logprobs);
+  ojson& delta = j["choices"][0]["delta"];
+  delta = ojson::object();
+  switch (d.kind) {
+    case ChatDelta::Kind::kContent: delta["content"] = d.text; break;
+    case ChatDelta::Kind::kReasoning: delta["reasoning_content"] = d.text; break;
+    case ChatDelta::Kind::kToolCall:
+      delta["tool_calls"] = ojson::array({ojson{{"index", d.index}, {"id", d.id}, {"type", "function"},
+                                                {"function", ojson{{"name", d.name}, {"arguments", ""}}}}});
+      break;
+    case ChatDelta::Kind::kToolArguments:
+      delta["tool_calls"] = ojson::array({ojson{{"index", d.index}, {"function", ojson{{"arguments", d.text}}}}});
+      break;
+  }
   return j;
 }
 

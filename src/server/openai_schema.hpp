@@ -29,6 +29,12 @@ struct ApiRequest {
   GenerateOptions opts;  // opts.logprobs: -1 off, else alternatives per token
   bool stream = false;
   bool include_usage = false;
+  // Chat answers read by ChatOutputParser into content, reasoning and tool calls: when the
+  // request offers tools or the template thinks (else the text is the content, as written).
+  bool parse_answer = false;
+  ChatFormat format;
+  std::vector<std::string> tool_names;
+  bool reasoning_open = false;  // the prompt ends inside <think>
 };
 
 // The request body as JSON, refusing (Error kInvalidArgument) bodies that nest deeper than
@@ -67,6 +73,12 @@ class ResponseBuilder {
   ojson first_chunk() const;
   ojson text_chunk(const std::string& text, const std::vector<TokenOut>& tokens, bool logprobs) const;
   ojson final_chunk(const std::string& finish_reason) const;
+  // Parsed chat answers: the whole message (content null when there are only tool calls), and
+  // one stream chunk per delta in OpenAI's shape (a call's index, id and name first, then
+  // fragments of its arguments).
+  ojson complete_chat(const ChatMessage& message, const std::vector<TokenOut>& tokens, bool logprobs,
+                      const RequestResult& result) const;
+  ojson delta_chunk(const ChatDelta& delta, const std::vector<TokenOut>& tokens, bool logprobs) const;
   ojson usage_chunk(const RequestResult& result) const;
 
   TokenOut token_out(const TokenEvent& e) const;

@@ -48,9 +48,6 @@ void refuse_unimplemented_fields(Endpoint endpoint, const ojson& body) {
     only_noop(body, "best_of", is(json_field(body, "best_of"), 1), "1");
     return;
   }
-  const ojson* tc = json_field(body, "tool_choice");
-  only_noop(body, "tool_choice", is(tc, "auto") || is(tc, "none"), "\"auto\" or \"none\"");
-  only_noop(body, "parallel_tool_calls", is(json_field(body, "parallel_tool_calls"), true), "true");
   const ojson* fns = json_field(body, "functions");
   only_noop(body, "functions", fns && fns->is_array() && fns->empty(), "an empty list; use 'tools'");
   const ojson* fc = json_field(body, "function_call");
@@ -58,6 +55,34 @@ void refuse_unimplemented_fields(Endpoint endpoint, const ojson& body) {
   only_noop(body, "modalities", is(json_field(body, "modalities"), ojson::array({"text"})), "[\"text\"]");
   only_noop(body, "audio", false, "");
   only_noop(body, "prediction", false, "");
+}
+
+ToolChoice tool_choice(const ojson& body) {
+  ToolChoice c;
+  const ojson* tc = json_field(body, "tool_choice");
+  const ojson* tools = json_field(body, "tools");
+  const bool have_tools = tools && tools->is_array() && !tools->empty();
+  if (tc && tc->is_string()) {
+    const std::string m = tc->get<std::string>();
+    if (m != "auto" && m != "none" && m != "required")
+      bad_field("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or a named function");
+    c.mode = m;
+  } else if (tc) {
+    const ojson* f = tc->is_object() && tc->value("type", ojson()) == "function" ? json_field(*tc, "function") : nullptr;
+    const ojson* name = f && f->is_object() ? json_field(*f, "name") : nullptr;
+    if (!name || !name->is_string())
+      bad_field("tool_choice", "a named 'tool_choice' is {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    c.mode = "function";
+    c.function = name->get<std::string>();
+  }
+  if ((c.mode == "required" || c.mode == "function") && !have_tools)
+    bad_field("tool_choice", "'tool_choice' " + (c.function.empty() ? std::string("\"required\"") : "'" + c.function + "'") +
+                                 " needs a non-empty 'tools' list");
+  if (const ojson* p = json_field(body, "parallel_tool_calls")) {
+    if (!p->is_boolean()) bad_field("parallel_tool_calls", "'parallel_tool_calls' must be true or false");
+    c.parallel = p->get<bool>();
+  }
+  return c;
 }
 
 ojson checked_tools(const ojson& body) {

@@ -21,11 +21,17 @@ enum class Endpoint;
 const nlohmann::ordered_json* json_field(const nlohmann::ordered_json& body, const char* key);
 
 // Throws Error(kInvalidArgument, where = the field) for a field brisk would otherwise ignore
-// while it changes the output: tool_choice
-// other than "auto" or "none", a non-empty logit_bias, best_of other than 1,
-// parallel_tool_calls false, functions / function_call, audio, prediction, modalities
-// other than ["text"].
+// while it changes the output: best_of other than 1, functions / function_call, audio,
+// prediction, modalities other than ["text"].
 void refuse_unimplemented_fields(Endpoint endpoint, const nlohmann::ordered_json& body);
+
+// tool_choice and parallel_tool_calls, checked (a name or "required" needs tools).
+struct ToolChoice {
+  std::string mode = "auto";  // auto, none, required, function
+  std::string function;       // mode "function": its name
+  bool parallel = true;
+};
+ToolChoice tool_choice(const nlohmann::ordered_json& body);
 
 // `tools` checked as OpenAI defines it (a list of {"type": "function", "function": {"name",
 // "description"?, "parameters"?, "strict"?}}); null when absent, empty, or tool_choice is

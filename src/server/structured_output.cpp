@@ -57,18 +57,18 @@ OutputConstraint output_constraint(const ojson& body) {
   };
   if (const ojson* rf = json_field(body, "response_format")) take(from_response_format(*rf));
   for (const char* field : {"json_schema", "guided_json"})
-    if (const ojson* v = json_field(body, field)) take({Kind::JsonSchema, schema_text(*v, field), {}, false});
+    if (const ojson* v = json_field(body, field)) take(OutputConstraint::of(Kind::JsonSchema, schema_text(*v, field), false));
   if (const ojson* g = json_field(body, "grammar")) {
     if (!g->is_string()) bad_field("grammar", "'grammar' must be a GBNF grammar string");
-    take({Kind::Gbnf, g->get<std::string>(), {}, true});
+    take(OutputConstraint::of(Kind::Gbnf, g->get<std::string>(), true));
   }
   if (const ojson* r = json_field(body, "guided_regex")) {
     if (!r->is_string()) bad_field("guided_regex", "'guided_regex' must be a string");
-    take({Kind::Regex, r->get<std::string>(), {}, true});
+    take(OutputConstraint::of(Kind::Regex, r->get<std::string>(), true));
   }
   if (const ojson* ch = json_field(body, "guided_choice")) {
     if (!ch->is_array() || ch->empty()) bad_field("guided_choice", "'guided_choice' must be a non-empty list of strings");
-    OutputConstraint choice{Kind::Choice, "", {}, true};
+    OutputConstraint choice = OutputConstraint::of(Kind::Choice, "");
     for (const ojson& s : *ch) {
       if (!s.is_string()) bad_field("guided_choice", "'guided_choice' must be a non-empty list of strings");
       choice.choices.push_back(s.get<std::string>());
