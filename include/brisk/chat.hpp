@@ -52,6 +52,10 @@ struct ChatMessage {
   static ChatMessage from(const std::vector<ChatDelta>& deltas);
 };
 
+// The rendered prompt ends inside a think block (the template opened it for the model): the
+// parser's reasoning_open.
+bool prompt_opens_reasoning(const ChatFormat& format, std::string_view prompt);
+
 class ChatOutputParser {
  public:
   // tool_names: the functions a call may name (none: every call-like text is content).
@@ -77,7 +81,6 @@ class ChatOutputParser {
   void emit(ChatDelta::Kind kind, Segment& seg, std::string_view text);
   bool emit_before(std::string_view tag, ChatDelta::Kind kind, Segment& seg);
   void fall_back_to_content();
-  std::string new_id();
 
   ChatFormat format_;
   std::vector<std::string> tools_;

@@ -2,6 +2,7 @@
 // calls, and the blocking conveniences built on submit().
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,7 @@ struct Engine::Impl {
   std::shared_ptr<LoadedModel> lm;
   std::unique_ptr<EngineCore> core;
   size_t bytes_per_token = 0;
+  std::optional<ChatFormat> chat_format;  // read from the template once (none: no template)
   const Tokenizer& tok() const { return lm->model->tokenizer(); }
 };
 
@@ -56,6 +58,10 @@ Engine::Engine(std::shared_ptr<LoadedModel> model, const EngineOptions& options)
   impl_->lm = std::move(model);
   impl_->core = std::make_unique<EngineCore>(*impl_->lm->model, options);
   if (impl_->lm->model->has_tokenizer()) impl_->bytes_per_token = bytes_per_token_bound(impl_->tok());
+  try {
+    impl_->chat_format = detect_chat_format(impl_->lm->model->chat_template().source());
+  } catch (const Error&) {  // no template: chat calls say why when they are made
+  }
 }
 
 Engine::~Engine() { shutdown(false); }
@@ -91,7 +97,10 @@ std::string Engine::render_chat(const std::string& messages_json, const std::str
   return impl_->lm->model->chat_template().render(messages_for_template(messages, tools, format), true, extra, limits);
 }
 
-ChatFormat Engine::chat_format() const { return detect_chat_format(impl_->lm->model->chat_template().source()); }
+ChatFormat Engine::chat_format() const {
+  if (!impl_->chat_format) (void)impl_->lm->model->chat_template();  // throws why there is none
+  return impl_->chat_format.value_or(ChatFormat{});
+}
 
 OutputConstraint Engine::tool_call_constraint(const std::string& tools_json, const std::string& function,
                                               bool parallel) const {

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cctype>
-#include <random>
 
 #include "base/error.hpp"
+#include "base/random_id.hpp"
 #include "server/request_checks.hpp"
 #include "server/structured_output.hpp"
 #include "base/utf8.hpp"
@@ -111,18 +110,8 @@ std::string render_chat_prompt(const ojson& body, const Engine& engine, const Pr
   const std::string text = engine.render_chat(dump(normalize_messages(body)), dump(extra), limits.cancel);
   r.format = engine.chat_format();
   r.parse_answer = !r.tool_names.empty() || r.format.reasoning;
-  size_t end = text.size();
-  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  r.reasoning_open = r.format.reasoning && end >= 7 && text.compare(end - 7, 7, "<think>") == 0;
+  r.reasoning_open = prompt_opens_reasoning(r.format, text);
   return text;
-}
-
-std::string random_id(const char* prefix) {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  static const char* digits = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string id = prefix;
-  for (int i = 0; i < 24; ++i) id += digits[rng() % 36];
-  return id;
 }
 
 }  // namespace

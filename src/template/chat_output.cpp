@@ -3,9 +3,9 @@
 // whitespace at a segment's end, so content streams as it comes; a tool call streams its id
 // and name once the name is complete, then its arguments as they are written.
 #include <algorithm>
-#include <random>
 #include <utility>
 
+#include "base/random_id.hpp"
 #include "brisk/chat.hpp"
 #include "template/call_scan.hpp"
 
@@ -182,7 +182,7 @@ bool ChatOutputParser::step_call() {
     ChatDelta d;
     d.kind = ChatDelta::Kind::kToolCall;
     d.index = calls_;
-    d.id = new_id();
+    d.id = random_id("call_");
     d.name = *scan.name;
     out_.push_back(std::move(d));
     call_started_ = true;
@@ -250,12 +250,10 @@ void ChatOutputParser::fall_back_to_content() {
   mode_ = Mode::kContent;
 }
 
-std::string ChatOutputParser::new_id() {
-  static thread_local std::mt19937_64 rng(std::random_device{}());
-  static constexpr char kDigits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string id = "call_";
-  for (int i = 0; i < 24; ++i) id += kDigits[rng() % 36];
-  return id;
+bool prompt_opens_reasoning(const ChatFormat& format, std::string_view prompt) {
+  while (!prompt.empty() && is_space(prompt.back())) prompt.remove_suffix(1);
+  return format.reasoning && prompt.size() >= kThinkOpen.size() &&
+         prompt.substr(prompt.size() - kThinkOpen.size()) == kThinkOpen;
 }
 
 }  // namespace brisk
