@@ -173,74 +173,102 @@ void GrammarBuilder::check_left_recursion() const {
   }
 }
 
-// Gives each use of a small non-recursive rule its own copy (recursively, within a budget),
-// so that every such rule has one caller and the slots after it are fixed.
-void GrammarBuilder::clone_shared_rules(uint32_t root) {
-  constexpr size_t kMaxRuleSize = 256, kBudget = 50000;
+namespace {
+// A reference to the rule itself at the end of one of its alternatives: a loop (tail ::=
+// item tail | ""), which the matcher runs without a stack node; it does not make the rule
+// recursive, and a copy of the rule loops on itself.
+bool self_tail(const GrammarBuilder::Sequence& alt, size_t i, uint32_t rule) {
+  return alt[i].is_rule && alt[i].index == rule && i + 1 == alt.size();
+}
+}  // namespace
+
+// Per rule: the rules it references (self tail calls left out) and whether it can reach
+// itself through them.
+GrammarBuilder::CallGraph GrammarBuilder::call_graph() const {
   const size_t n = defs_.size();
-  if (n > 4000) return;
-  std::vector<std::vector<uint32_t>> calls(n);
-  for (size_t r = 0; r < n; ++r)
+  CallGraph cg;
+  cg.calls.resize(n);
+  cg.recursive.assign(n, false);
+  for (uint32_t r = 0; r < n; ++r)
     for (const Sequence& alt : defs_[r].alternatives)
-      for (const Element& e : alt)
-        if (e.is_rule) calls[r].push_back(e.index);
-  std::vector<bool> recursive(n, false);
-  for (uint32_t r = 0; r < n; ++r) {  // r reaches itself
+      for (size_t i = 0; i < alt.size(); ++i)
+        if (alt[i].is_rule && !self_tail(alt, i, r)) cg.calls[r].push_back(alt[i].index);
+  for (uint32_t r = 0; r < n; ++r) {
     std::vector<bool> seen(n, false);
-    std::vector<uint32_t> todo = calls[r];
-    while (!todo.empty() && !recursive[r]) {
+    std::vector<uint32_t> todo = cg.calls[r];
+    while (!todo.empty() && !cg.recursive[r]) {
       const uint32_t c = todo.back();
       todo.pop_back();
-      if (c == r) recursive[r] = true;
+      if (c == r) cg.recursive[r] = true;
       if (seen[c]) continue;
       seen[c] = true;
-      todo.insert(todo.end(), calls[c].begin(), calls[c].end());
+      todo.insert(todo.end(), cg.calls[c].begin(), cg.calls[c].end());
     }
   }
-  std::vector<size_t> size(n, 0);  // elements, with non-recursive callees expanded
+  return cg;
+}
+
+// A copy of rule r for one more call site; its own self loops refer to the copy.
+uint32_t GrammarBuilder::copy_rule(uint32_t r) {
+  const uint32_t copy = fresh_rule(defs_[r].name);
+  defs_[copy].alternatives = defs_[r].alternatives;
+  defs_[copy].defined = true;
+  for (Sequence& alt : defs_[copy].alternatives)
+    if (!alt.empty() && self_tail(alt, alt.size() - 1, r)) alt.back().index = copy;
+  return copy;
+}
+
+// Gives each use of a small non-recursive rule its own copy (recursively, within a budget
+// of copied elements), so that every such rule has one caller and the slots after it are
+// fixed: the token masks then rarely depend on the stack. Loops count as non-recursive.
+void GrammarBuilder::clone_shared_rules(uint32_t root) {
+  constexpr size_t kMaxRuleSize = 2048, kBudget = 60000;
+  const size_t n = defs_.size();
+  if (n > 4000) return;
+  const CallGraph cg = call_graph();
+  std::vector<size_t> size(n, 0);  // elements, with callees expanded
   std::vector<bool> sized(n, false);
   auto size_of = [&](auto&& self, uint32_t r) -> size_t {
-    if (recursive[r]) return kMaxRuleSize + 1;
+    if (cg.recursive[r]) return kMaxRuleSize + 1;
     if (sized[r]) return size[r];
     size_t total = 0;
-    for (const Sequence& alt : defs_[r].alternatives) {
-      total += alt.size() + 1;
-      for (const Element& e : alt)
-        if (e.is_rule) total += self(self, e.index);
+    for (const Sequence& alt : defs_[r].alternatives) total += alt.size() + 1;
+    for (uint32_t c : cg.calls[r]) {
       if (total > kMaxRuleSize) break;
+      total += self(self, c);
     }
     sized[r] = true;
     return size[r] = std::min(total, kMaxRuleSize + 1);
   };
   std::vector<int> uses(n, 0);
   for (size_t r = 0; r < n; ++r)
-    for (uint32_t c : calls[r]) ++uses[c];
+    for (uint32_t c : cg.calls[r]) ++uses[c];
   size_t added = 0;
   std::vector<uint32_t> todo = {root};
   std::vector<bool> done(n, false);
   while (!todo.empty()) {
     const uint32_t r = todo.back();
     todo.pop_back();
-    if (r < done.size() && done[r]) continue;
-    if (r >= done.size()) done.resize(r + 1, false), recursive.resize(r + 1, false), uses.resize(r + 1, 0);
+    if (r >= done.size()) done.resize(r + 1, false);
+    if (done[r]) continue;
     done[r] = true;
     for (size_t a = 0; a < defs_[r].alternatives.size(); ++a)
       for (size_t i = 0; i < defs_[r].alternatives[a].size(); ++i) {
         const Element e = defs_[r].alternatives[a][i];
-        if (!e.is_rule) continue;
+        if (!e.is_rule || self_tail(defs_[r].alternatives[a], i, r)) continue;
         uint32_t target = e.index;
-        if (target < n && !recursive[target] && uses[target] > 1 && size_of(size_of, target) <= kMaxRuleSize &&
-            added + size[target] <= kBudget) {
-          --uses[target];
-          const uint32_t copy = fresh_rule(defs_[target].name);
-          defs_[copy].alternatives = defs_[target].alternatives;
-          defs_[copy].defined = true;
-          for (const Sequence& alt : defs_[copy].alternatives)  // its callees gain a use each
-            for (const Element& c : alt)
-              if (c.is_rule && c.index < n) ++uses[c.index];
-          added += size[target];
-          defs_[r].alternatives[a][i].index = copy;
-          target = copy;
+        const uint32_t original = target < n ? target : n;  // copies are never copied again
+        if (original < n && !cg.recursive[original] && uses[original] > 1 &&
+            size_of(size_of, original) <= kMaxRuleSize) {
+          size_t own = 0;
+          for (const Sequence& alt : defs_[original].alternatives) own += alt.size() + 1;
+          if (added + own <= kBudget) {
+            --uses[original];
+            target = copy_rule(original);
+            for (uint32_t c : cg.calls[original]) ++uses[c];  // its callees gain a use each
+            added += own;
+            defs_[r].alternatives[a][i].index = target;
+          }
         }
         todo.push_back(target);
       }

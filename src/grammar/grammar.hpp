@@ -73,7 +73,13 @@ class GrammarBuilder {
     std::vector<Sequence> alternatives;
     bool defined = false;
   };
+  struct CallGraph {
+    std::vector<std::vector<uint32_t>> calls;
+    std::vector<bool> recursive;
+  };
   void check_left_recursion() const;
+  CallGraph call_graph() const;
+  uint32_t copy_rule(uint32_t r);
   void clone_shared_rules(uint32_t root);
 
   std::vector<Def> defs_;

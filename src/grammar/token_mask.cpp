@@ -1,6 +1,8 @@
 #include "grammar/token_mask.hpp"
 
 #include <algorithm>
+#include <array>
+#include <unordered_map>
 
 namespace brisk::grammar {
 namespace {
@@ -10,30 +12,60 @@ constexpr uint32_t kUnreachable = ~0u;
 // The walk of one slot's trie: each node's state is its parent's advanced by the node's
 // byte. A token is accepted where a path that never guessed the stack takes all its bytes,
 // uncertain where only guessed paths do, and rejected (with its whole subtree) where none do.
+// The states met are interned and their transitions memoized (a DFA built as it is walked):
+// a string's loop, say, revisits a handful of states across the whole vocabulary.
 struct Walk {
+  enum Verdict : uint8_t { kDead, kUncertain, kExact };
   const TokenTrie& trie;
   Matcher& m;
   std::vector<int32_t>& accepted;
   std::vector<int32_t>& uncertain;
-  std::vector<State> states;  // one per depth, sized for the longest token
+  std::vector<State> states;                      // interned
+  std::vector<Verdict> verdict;                   // per interned state
+  std::vector<std::array<int32_t, 256>> next;     // per interned state: -1 not computed yet
+  std::unordered_map<uint64_t, std::vector<int32_t>> by_hash;
 
+  static uint64_t hash(const State& s) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t(s.accept) << 1 | uint64_t(s.approx_accept));
+    for (const Entry& e : s.entries) h = (h ^ (uint64_t(e.slot) << 32 | e.stack)) * 1099511628211ull;
+    return h;
+  }
+  int32_t intern(State&& s) {
+    auto& bucket = by_hash[hash(s)];
+    for (int32_t id : bucket)
+      if (states[size_t(id)].entries == s.entries && states[size_t(id)].accept == s.accept &&
+          states[size_t(id)].approx_accept == s.approx_accept)
+        return id;
+    bool exact = s.accept;
+    for (const Entry& e : s.entries) exact = exact || !m.stacks().approximate(e.stack);
+    verdict.push_back(exact ? kExact : s.dead() ? kDead : kUncertain);
+    states.push_back(std::move(s));
+    next.emplace_back().fill(-1);
+    bucket.push_back(int32_t(states.size() - 1));
+    return int32_t(states.size() - 1);
+  }
+  int32_t step(int32_t from, uint8_t b) {
+    int32_t to = next[size_t(from)][b];
+    if (to >= 0) return to;
+    State out;
+    m.advance(states[size_t(from)], b, out);
+    to = intern(std::move(out));
+    next[size_t(from)][b] = to;
+    return to;
+  }
   void take(std::pair<uint32_t, uint32_t> range, std::vector<int32_t>& into) {
     const auto& order = trie.order();
     into.insert(into.end(), order.begin() + range.first, order.begin() + range.second);
   }
-
-  void children(uint32_t node, size_t depth) {
+  void children(uint32_t node, int32_t state) {
     const auto& nodes = trie.nodes();
     for (uint32_t c = node + 1; c < nodes[node].subtree_end; c = nodes[c].subtree_end) {
-      State& next = states[depth + 1];
-      m.advance(states[depth], nodes[c].byte, next);
-      bool exact = next.accept;
-      for (const Entry& e : next.entries) exact = exact || !m.stacks().approximate(e.stack);
-      if (exact)
+      const int32_t to = step(state, nodes[c].byte);
+      if (verdict[size_t(to)] == kExact)
         take(trie.tokens_at(c), accepted);
-      else if (!next.dead())
+      else if (verdict[size_t(to)] == kUncertain)
         take(trie.tokens_at(c), uncertain);
-      if (!next.entries.empty()) children(c, depth + 1);
+      if (!states[size_t(to)].entries.empty()) children(c, to);
     }
   }
 };
@@ -100,10 +132,10 @@ std::vector<uint32_t> CompiledGrammar::base_stacks(Matcher& local) const {
 
 void CompiledGrammar::classify(uint32_t slot, uint32_t base, Matcher& local) {
   std::vector<int32_t> accepted, uncertain;
-  Walk w{*vocab_, local, accepted, uncertain, {}};
-  w.states.resize(vocab_->max_bytes() + 2);
-  w.states[0].entries = {Entry{slot, base}};
-  w.children(0, 0);
+  Walk w{*vocab_, local, accepted, uncertain, {}, {}, {}, {}};
+  State first;
+  first.entries = {Entry{slot, base}};
+  w.children(0, w.intern(std::move(first)));
   SlotTokens t;
   if (accepted.size() * 32 < vocab_->vocab_size()) {
     std::sort(accepted.begin(), accepted.end());
