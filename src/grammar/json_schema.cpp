@@ -1,5 +1,7 @@
 #include "grammar/json_schema.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -7,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "grammar/gbnf.hpp"
+#include "grammar/int_range.hpp"
 #include "grammar/regex.hpp"
 
 namespace brisk::grammar {
@@ -92,7 +95,8 @@ class SchemaConverter {
   void check_keywords(const json& s, const std::string& path) {
     static const std::set<std::string> known = {
         "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems", "maxItems",
-        "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "minLength", "maxLength", "pattern", "format", "nullable"};
+        "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "minLength", "maxLength", "pattern", "format", "nullable",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
     for (auto it = s.begin(); it != s.end(); ++it)
       if (!known.count(it.key()) && !kAnnotations.count(it.key()))
         fail(path, "the keyword '" + it.key() + "' is not supported");
@@ -124,6 +128,10 @@ class SchemaConverter {
   }
 
   Element typed(const json& s, const std::string& path) {
+    const bool bounded = s.contains("minimum") || s.contains("maximum") || s.contains("exclusiveMinimum") ||
+                         s.contains("exclusiveMaximum");
+    if (bounded && !(s.contains("type") && s["type"] == "integer"))
+      fail(path, "minimum and maximum are supported on {\"type\": \"integer\"} only");
     if (!s.contains("type")) {
       if (s.contains("properties") || s.contains("additionalProperties")) return object(s, path);
       if (s.contains("items") || s.contains("prefixItems")) return array(s, path);
@@ -147,11 +155,42 @@ class SchemaConverter {
     if (type == "object") return object(s, path);
     if (type == "array") return array(s, path);
     if (type == "string") return string(s, path);
-    if (type == "integer") return rule("json-integer");
+    if (type == "integer") return bounded ? integer(s, path) : rule("json-integer");
     if (type == "number") return rule("json-number");
     if (type == "boolean") return rule("json-boolean");
     if (type == "null") return rule("json-null");
     fail(path, "unknown type '" + type + "'");
+  }
+
+  // An integer within minimum / maximum (inclusive) and exclusiveMinimum / exclusiveMaximum
+  // (numbers, or draft 4's booleans that make minimum / maximum exclusive).
+  Element integer(const json& s, const std::string& path) {
+    const double big = double(kMaxJsonInteger);
+    double lo = -big, hi = big;
+    auto bound = [&](const char* key) {
+      if (!s[key].is_number()) fail(path, std::string(key) + " must be a number");
+      return std::clamp(s[key].get<double>(), -2 * big, 2 * big);
+    };
+    auto flag = [&](const char* key) { return s.contains(key) && s[key].is_boolean() && s[key].get<bool>(); };
+    if (s.contains("minimum")) lo = flag("exclusiveMinimum") ? std::floor(bound("minimum")) + 1 : std::ceil(bound("minimum"));
+    if (s.contains("maximum")) hi = flag("exclusiveMaximum") ? std::ceil(bound("maximum")) - 1 : std::floor(bound("maximum"));
+    if (s.contains("exclusiveMinimum") && !s["exclusiveMinimum"].is_boolean())
+      lo = std::max(lo, std::floor(bound("exclusiveMinimum")) + 1);
+    if (s.contains("exclusiveMaximum") && !s["exclusiveMaximum"].is_boolean())
+      hi = std::min(hi, std::ceil(bound("exclusiveMaximum")) - 1);
+    const auto patterns = integer_range_patterns(int64_t(std::clamp(lo, -big, big)), int64_t(std::clamp(hi, -big, big)));
+    if (lo > hi || patterns.empty()) fail(path, "no integer lies within its minimum and maximum");
+    const uint32_t r = b_.fresh_rule("int-range");
+    for (const DigitPattern& p : patterns) {
+      Sequence seq;
+      for (auto [a, b] : p) {
+        ByteSet set;
+        set.add_range(uint8_t(a), uint8_t(b));
+        seq.push_back(b_.bytes(set));
+      }
+      b_.add_alternative(r, std::move(seq));
+    }
+    return GrammarBuilder::ref(r);
   }
 
   Element alternatives(const std::vector<Element>& alts) {

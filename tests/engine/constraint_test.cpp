@@ -88,7 +88,7 @@ TEST_F(ConstraintTest, BadConstraintsAreRefusedAtSubmit) {
   o.parallel = 1;
   o.context = 128;
   EngineCore engine(*model_, o);
-  for (const OutputConstraint& c : {constraint(K::JsonSchema, "{not json"), constraint(K::JsonSchema, R"({"type": "integer", "minimum": 1})"),
+  for (const OutputConstraint& c : {constraint(K::JsonSchema, "{not json"), constraint(K::JsonSchema, R"({"type": "number", "minimum": 1})"),
                                     constraint(K::Gbnf, "root ::= undefined"), constraint(K::Regex, "(a"),
                                     constraint(K::Choice, "")}) {
     auto r = std::make_shared<Request>();

@@ -61,8 +61,10 @@ TEST(JsonSchema, AdditionalProperties) {
          {R"({"a": 1, "x": "y", "z": "w"})", "{}", R"({"x": "y"})"}, {R"({"x": 1})"}});
   check({R"({"type": "object", "additionalProperties": true})", {R"({"k": [1, {"j": null}]})"}, {"[]"}});
   // Not strict: undeclared properties are allowed unless said otherwise.
+  JsonSchemaOptions not_strict;
+  not_strict.strict = false;
   const Grammar loose = compile_json_schema(ojson::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}}})"),
-                                            JsonSchemaOptions{false});
+                                            not_strict);
   EXPECT_TRUE(matches(loose, R"({"a": 1, "b": [true]})"));
 }
 
@@ -111,7 +113,9 @@ std::string error_of(const char* schema) {
 }
 
 TEST(JsonSchema, UnsupportedKeywordsAreNamed) {
-  EXPECT_NE(error_of(R"({"type": "integer", "minimum": 3})").find("'minimum'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type": "number", "minimum": 3})").find("integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type": "integer", "minimum": 3, "maximum": 2})").find("no integer"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type": "integer", "minimum": "3"})").find("must be a number"), std::string::npos);
   EXPECT_NE(error_of(R"({"type": "object", "patternProperties": {}})").find("'patternProperties'"), std::string::npos);
   EXPECT_NE(error_of(R"({"not": {"type": "null"}})").find("'not'"), std::string::npos);
   EXPECT_NE(error_of(R"({"type": "strin"})").find("'strin'"), std::string::npos);
@@ -123,6 +127,27 @@ TEST(JsonSchema, UnsupportedKeywordsAreNamed) {
   EXPECT_NE(error_of(R"(false)").find("nothing"), std::string::npos);
   // Annotations are fine.
   EXPECT_EQ(error_of(R"({"title": "T", "description": "d", "type": "integer", "default": 1, "examples": [2]})"), "");
+}
+
+// Integer bounds against brute force: for ranges around the digit-count boundaries and
+// zero, every integer of a window (written as JSON writes it) matches exactly when inside;
+// leading zeros and -0 never match.
+TEST(JsonSchema, IntegerBoundsMatchExactlyTheRange) {
+  const std::vector<int64_t> edges = {-1001, -100, -99, -10, -9, -1, 0, 1, 7, 9, 10, 19, 99, 100, 101, 999, 1000, 1234};
+  for (int64_t lo : edges)
+    for (int64_t hi : edges) {
+      if (hi < lo) continue;
+      const std::string schema = R"({"type": "integer", "minimum": )" + std::to_string(lo) + R"(, "maximum": )" +
+                                 std::to_string(hi) + "}";
+      const Grammar g = compile_json_schema(ojson::parse(schema));
+      for (int64_t v = -1100; v <= 1300; ++v)
+        ASSERT_EQ(matches(g, std::to_string(v)), v >= lo && v <= hi) << schema << " on " << v;
+      for (const char* bad : {"-0", "00", "01", "-01", "+1", "", "-"}) EXPECT_FALSE(matches(g, bad)) << schema << " " << bad;
+    }
+  check({R"({"type": "integer", "exclusiveMinimum": 0, "exclusiveMaximum": 10.5})", {"1", "10"}, {"0", "11", "-1"}});
+  check({R"({"type": "integer", "minimum": 2.5})", {"3", "123456789012345"}, {"2", "-3"}});
+  check({R"({"type": "integer", "maximum": -5})", {"-5", "-9999999999999999"}, {"-4", "0", "5"}});
+  check({R"({"type": "integer", "minimum": 5, "exclusiveMinimum": true})", {"6"}, {"5"}});  // draft 4
 }
 
 TEST(Regex, Features) {

@@ -1,10 +1,12 @@
-"""Structured output through the openai client against `brisk serve` on the real Gemma 3 270M:
+"""Structured output through the openai client against `brisk serve` on the real Gemma 3 270M
+(and the schemas, a regex and a grammar on synthetic Qwen2.5, Llama 3 and Qwen3 models):
 JSON schemas of many features (response_format json_schema, and the client's `parse` with a
 Pydantic model), json_object, GBNF grammars, regexes and choice lists (extra_body), streamed
 and not. Every output that ends by "stop" must parse and validate (the jsonschema package);
 bad schemas and grammars are 400s."""
 import json
 import re
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import List, Literal, Optional
 
@@ -13,7 +15,7 @@ import openai
 import pydantic
 import pytest
 
-from conftest import SANITIZED
+from conftest import BRISK, SANITIZED, Server
 
 S = {"type": "string", "maxLength": 24}
 SCHEMAS = [
@@ -57,6 +59,10 @@ SCHEMAS = [
      "required": ["matrix"]},
     {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{2,4}$"}}, "required": ["code"]},
     {"type": "number"},
+    {"type": "object", "properties": {"age": {"type": "integer", "minimum": 0, "maximum": 130},
+                                      "delta": {"type": "integer", "exclusiveMinimum": -50, "exclusiveMaximum": 50}},
+     "required": ["age", "delta"]},
+    {"type": "array", "items": {"type": "integer", "minimum": 1000, "maximum": 99999}, "minItems": 1, "maxItems": 3},
     {"type": "object", "properties": {"title": S, "year": {"type": "integer"}, "genres": {"type": "array", "items": {
         "enum": ["drama", "comedy", "action"]}, "maxItems": 2}}, "required": ["title", "year", "genres"]},
     {"oneOf": [{"type": "object", "properties": {"kind": {"const": "cat"}, "lives": {"type": "integer"}}, "required": ["kind", "lives"]},
@@ -64,8 +70,8 @@ SCHEMAS = [
 ]
 
 
-def ask(client, schema, i, stream=False):
-    kw = dict(model="m", messages=[{"role": "user", "content": f"Answer in JSON. Example {i}."}], max_tokens=96,
+def ask(client, schema, i, stream=False, max_tokens=96):
+    kw = dict(model="m", messages=[{"role": "user", "content": f"Answer in JSON. Example {i}."}], max_tokens=max_tokens,
               temperature=0.7, seed=i,
               response_format={"type": "json_schema", "json_schema": {"name": f"s{i}", "schema": schema, "strict": True}})
     if not stream:
@@ -91,6 +97,38 @@ def test_every_stopped_output_validates(server):
             stopped += 1
             jsonschema.validate(json.loads(text), schema)
     assert stopped >= len(cases) * 2 // 3, f"only {stopped} of {len(cases)} finished"
+
+
+@pytest.fixture(scope="module", params=["qwen2"] if SANITIZED else ["qwen2", "llama", "qwen3"])
+def synthetic_server(request, tmp_path_factory):
+    """A small synthetic model of another architecture, with its own byte-level vocabulary."""
+    path = tmp_path_factory.mktemp("models") / f"{request.param}.gguf"
+    subprocess.run([str(BRISK), "gen-model", "--arch", request.param, "--size", "small", "--dtype", "q8_0", "--seed", "4",
+                    str(path)], check=True, stdout=subprocess.DEVNULL)
+    template = {"qwen2": "qwen2.5", "llama": "llama3", "qwen3": "qwen3"}[request.param]
+    s = Server("--parallel", "4", "--ctx", "1024", "--chat-template", template, model=path)
+    yield s
+    assert s.stop() == 0, "".join(s.log)
+
+
+def test_schemas_on_synthetic_models(synthetic_server):
+    """The same schemas on random weights over another vocabulary: every output that stops validates."""
+    client = synthetic_server.client()
+    cases = list(enumerate(SCHEMAS))[:: 4 if SANITIZED else 2]
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda c: (c, ask(client, c[1], c[0], stream=c[0] % 4 == 0, max_tokens=256)), cases))
+    stopped = 0
+    for (i, schema), (text, reason) in results:
+        assert reason in ("stop", "length"), (i, reason)
+        if reason == "stop":
+            stopped += 1
+            jsonschema.validate(json.loads(text), schema)
+    assert stopped >= len(cases) // 2, f"only {stopped} of {len(cases)} finished"
+    r = client.completions.create(model="m", prompt="x", max_tokens=64, extra_body={"guided_regex": r"[a-f]{3}-[0-9]{2}"})
+    assert re.fullmatch(r"[a-f]{3}-[0-9]{2}", r.choices[0].text) and r.choices[0].finish_reason == "stop"
+    r = client.completions.create(model="m", prompt="x", max_tokens=64,
+                                  extra_body={"grammar": 'root ::= "(" [0-9]+ (" " [0-9]+)? ")"'})
+    assert re.fullmatch(r"\(\d+( \d+)?\)", r.choices[0].text) or r.choices[0].finish_reason == "length"
 
 
 class Step(pydantic.BaseModel):
@@ -133,7 +171,10 @@ def test_json_object_gbnf_regex_and_choice(server):
 
 
 @pytest.mark.parametrize("extra, param", [
-    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "integer", "minimum": 1}}}},
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "number", "minimum": 1}}}},
+     "response_format"),
+    ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "integer", "minimum": 5,
+                                                                                         "maximum": 4}}}},
      "response_format"),
     ({"response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"$ref": "#/nowhere"}}}},
      "response_format"),
