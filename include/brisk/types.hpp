@@ -98,6 +98,7 @@ struct StepRecord {
   int64_t decode_rows = 0;     // rows of the decode step launched this step
   double collect_ms = 0;       // waiting for the previous decode step's ids
   double hand_out_ms = 0;      // detokenizing, stop strings and streaming the collected ids
+  double mask_ms = 0;          // grammar masks on the host (overlapping the decode step's forward pass)
   double step_ms = 0;
 };
 

@@ -34,6 +34,8 @@ struct BenchOptions {
   bool skip_ceilings = false;
   bool profile_step = false;
   std::string json;
+  ConstraintFlags constraint;  // every decoded sequence under this grammar (the mask cost)
+  OutputConstraint parsed;     // (read from the flags at the start)
 };
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -137,13 +139,16 @@ std::vector<int32_t> random_prompt(int n, int64_t vocab, uint64_t seed) {
 }
 
 // Each request submitted at once; waits for all of them.
-void run_requests(Engine& e, int count, int prompt_len, int gen, int64_t vocab, uint64_t seed) {
+// A constrained run stops where its grammar ends (a step with fewer rows, not counted).
+void run_requests(Engine& e, int count, int prompt_len, int gen, int64_t vocab, uint64_t seed,
+                  const OutputConstraint& constraint) {
   std::mutex mu;
   std::condition_variable cv;
   int left = count;
   GenerateOptions g;
   g.max_tokens = gen;
-  g.ignore_eos = true;
+  g.constraint = constraint;
+  g.ignore_eos = constraint.kind == OutputConstraint::Kind::None;
   g.sampling.temperature = 0;
   for (int i = 0; i < count; ++i) {
     auto h = e.submit(random_prompt(prompt_len, vocab, seed + uint64_t(i)), g, {}, [&](const RequestResult&) {
@@ -163,7 +168,7 @@ void bench_case(const BenchOptions& o, std::shared_ptr<LoadedModel> model, const
                 int batch) {
   const ModelInfo info = model_info(*model);
   std::mutex mu;
-  std::vector<double> pre, dec;  // ms of each prefill pass / full decode step
+  std::vector<double> pre, dec, masks;  // ms of each prefill pass / full decode step / its masks
   EngineOptions eo;
   eo.parallel = batch;
   eo.context = int64_t(prompt_len) + o.gen + 1;
@@ -175,26 +180,31 @@ void bench_case(const BenchOptions& o, std::shared_ptr<LoadedModel> model, const
   eo.on_step = [&](const StepRecord& r) {
     std::lock_guard<std::mutex> lock(mu);
     if (r.prefill_parts == 1 && r.decode_rows == 0) pre.push_back(r.prefill_ms);
-    else if (r.prefill_parts == 0 && r.decode_rows == batch) dec.push_back(r.step_ms);
+    else if (r.prefill_parts == 0 && r.decode_rows == batch) dec.push_back(r.step_ms), masks.push_back(r.mask_ms);
   };
   if (eo.context > info.context)
     throw Error(ErrorCode::kInvalidArgument, "-p + -n exceeds the model's context of " + std::to_string(info.context));
   Engine e(model, eo);
   // The first run of each warms up (algorithm choice, allocation, graph capture).
-  std::vector<double> pre_runs, dec_runs;
+  std::vector<double> pre_runs, dec_runs, mask_runs;
   for (int r = 0; r < o.repeat + 1; ++r) {
-    run_requests(e, 1, prompt_len, 1, info.vocab, uint64_t(r) * 7919);
+    run_requests(e, 1, prompt_len, 1, info.vocab, uint64_t(r) * 7919, o.parsed);
     std::lock_guard<std::mutex> lock(mu);
     if (r > 0 && !pre.empty()) pre_runs.push_back(pre.back() / 1e3);
     pre.clear();
   }
   for (int r = 0; r < o.repeat + 1; ++r) {
-    run_requests(e, batch, prompt_len, o.gen + 1, info.vocab, 1000 + uint64_t(r) * 7919);
+    run_requests(e, batch, prompt_len, o.gen + 1, info.vocab, 1000 + uint64_t(r) * 7919, o.parsed);
     std::lock_guard<std::mutex> lock(mu);
-    if (r > 0 && !dec.empty()) dec_runs.push_back(median(dec) / 1e3);
-    dec.clear();
+    if (r > 0 && !dec.empty()) dec_runs.push_back(median(dec) / 1e3), mask_runs.push_back(median(masks));
+    dec.clear(), masks.clear();
   }
+  if (o.parsed.kind != OutputConstraint::Kind::None && dec_runs.empty())
+    std::fprintf(stderr, "every run's grammar ended before a full decode step: no decode figure\n");
   report_case(o, info, c, prompt_len, batch, median(pre_runs), median(dec_runs), memory_peak(*model));
+  if (o.parsed.kind != OutputConstraint::Kind::None)
+    std::printf("grammar    masks %.3f ms/step on the host, median (while the step's forward pass runs)\n",
+                median(mask_runs));
 }
 
 int bench(BenchOptions& o) {
@@ -204,7 +214,8 @@ int bench(BenchOptions& o) {
   LoadOptions lo = o.load;
   auto progress = std::make_shared<LoadProgress>();
   lo.progress = [progress](double f) { (*progress)(f); };
-  lo.tokenizer = false;
+  o.parsed = constraint_of(o.constraint);
+  lo.tokenizer = o.parsed.kind != OutputConstraint::Kind::None;  // (a grammar needs the vocabulary)
   const double t0 = now();
   auto model = load_model(o.model, lo);
   const ModelInfo info = model_info(*model);
@@ -244,6 +255,7 @@ Action add_bench(CLI::App& app) {
                "run the last repeat's second decode step under the backend's profiler (nsys --capture-range=cudaProfilerApi)");
   app.add_flag("--no-ceilings", o->skip_ceilings, "skip measuring the device's bandwidth and GEMM rate");
   app.add_option("--json", o->json, "append the results as one JSON line to this file");
+  add_constraint_options(app, o->constraint);
   return [o]() { return bench(*o); };
 }
 

@@ -318,6 +318,7 @@ void EngineCore::launch_decode(const std::vector<Sequence*>& batch) {
   std::vector<LogitEdit> edits;
   std::vector<uint64_t> mask_bits;
   std::vector<int32_t> mask_rows;
+  bool constrained = false;
   for (size_t i = 0; i < n; ++i) {
     const Sequence& s = *batch[i];
     const bool pending = s.pending_row >= 0;
@@ -327,13 +328,21 @@ void EngineCore::launch_decode(const std::vector<Sequence*>& batch) {
     seqs[i] = s.slot;
     params[i] = s.sampling(pending ? 1 : 0);
     s.processor.edits(int32_t(i), edits);
-    if (s.constraint) add_mask(*batch[i], int32_t(i), mask_bits, mask_rows);  // (constrained rows sync: no pending token)
+    constrained |= s.constraint != nullptr;  // (constrained rows sync: no pending token)
   }
-  const TokenMasks masks{mask_bits.data(), mask_rows.data(), int64_t(mask_rows.size())};
+  // The masks are computed while the device runs the step's forward pass.
+  MaskSource masks;
+  if (constrained)
+    masks = [&] {
+      timed(recording_, rec_.mask_ms, [&] {
+        for (size_t i = 0; i < n; ++i) add_mask(*batch[i], int32_t(i), mask_bits, mask_rows);
+      });
+      return TokenMasks{mask_bits.data(), mask_rows.data(), int64_t(mask_rows.size())};
+    };
   Backend& be = model_.transformer().backend();
   const bool profiled = decode_steps_++ == opts_.profile_step;
   if (profiled) be.profile(true);
-  runner_->launch(tokens.data(), from.data(), pos.data(), seqs.data(), params.data(), int(n), edits, &masks);
+  runner_->launch(tokens.data(), from.data(), pos.data(), seqs.data(), params.data(), int(n), edits, masks);
   if (profiled) be.profile(false);
   for (Sequence* s : sched_->all()) s->pending_row = -1;
   flight_.resize(n);

@@ -78,13 +78,13 @@ void ModelRunner::run_forward(int bucket) { logits_ = t_.forward_step(in_, bucke
 void ModelRunner::decode(const int32_t* tokens, const int32_t* positions, const int32_t* seqs,
                          const RowSampling* params, int b, int32_t* ids, std::span<const LogitEdit> edits,
                          const TokenMasks* masks) {
-  launch(tokens, nullptr, positions, seqs, params, b, edits, masks);
+  launch(tokens, nullptr, positions, seqs, params, b, edits, masks ? MaskSource([masks] { return *masks; }) : MaskSource{});
   collect(ids);
 }
 
 void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions,
                          const int32_t* seqs, const RowSampling* params, int b, std::span<const LogitEdit> edits,
-                         const TokenMasks* masks) {
+                         const MaskSource& masks) {
   if (b < 1 || b > max_batch_) throw Error(ErrorCode::kInternal, "decode batch outside the runner's buckets");
   if (launched_ > 0) throw Error(ErrorCode::kInternal, "a decode step launched before the last was collected");
   const int bucket = bucket_for(b);
@@ -125,7 +125,8 @@ void ModelRunner::launch(const int32_t* tokens, const int32_t* from_prev, const 
     logits_ = bk.logits;
   }
   ++bk.uses;
-  edit_and_sample(logits_, bucket, edits, masks, ids_);
+  const TokenMasks m = masks ? masks() : TokenMasks{};  // (the device is running the pass meanwhile)
+  edit_and_sample(logits_, bucket, edits, &m, ids_);
   launched_ = b;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -36,6 +37,9 @@ struct TokenMasks {
   const int32_t* rows = nullptr;
   int64_t n = 0;
 };
+// A decode step's masks, asked for once its forward pass is queued, so that the host
+// computes them while the device runs the pass (empty: no masks).
+using MaskSource = std::function<TokenMasks()>;
 
 class ModelRunner {
  public:
@@ -61,10 +65,10 @@ class ModelRunner {
   // from_prev[i] >= 0, row i's token is the id the previously launched step sampled in row
   // from_prev[i], taken on the device: step k + 1 can be launched before the host has read
   // step k's ids. Prefill passes may run between a launch and its collect.
-  // edits: the logits processors' changes, by row of this step.
+  // edits: the logits processors' changes, by row of this step; masks: the grammar masks.
   void launch(const int32_t* tokens, const int32_t* from_prev, const int32_t* positions, const int32_t* seqs,
               const RowSampling* params, int b, std::span<const LogitEdit> edits = {},
-              const TokenMasks* masks = nullptr);
+              const MaskSource& masks = {});
   void collect(int32_t* ids);
   // Forgets a launched step after a failure (its ids are not wanted).
   void abandon() { launched_ = 0; }

@@ -30,11 +30,11 @@ void StepTrace::write(const StepRecord& r) {
                "{\"t\":%.6f,\"waiting\":%lld,\"running\":%lld,\"admitted\":%lld,\"preempted\":%lld,"
                "\"prefill_parts\":%lld,"
                "\"prefill_tokens\":%lld,\"first_tokens\":%lld,\"prefill_ms\":%.3f,\"decode_rows\":%lld,"
-               "\"collect_ms\":%.3f,\"hand_out_ms\":%.3f,\"step_ms\":%.3f}\n",
+               "\"collect_ms\":%.3f,\"hand_out_ms\":%.3f,\"mask_ms\":%.3f,\"step_ms\":%.3f}\n",
                r.t, static_cast<long long>(r.waiting), static_cast<long long>(r.running),
                static_cast<long long>(r.admitted), static_cast<long long>(r.preempted), static_cast<long long>(r.prefill_parts),
                static_cast<long long>(r.prefill_tokens), static_cast<long long>(r.first_tokens), r.prefill_ms,
-               static_cast<long long>(r.decode_rows), r.collect_ms, r.hand_out_ms, r.step_ms);
+               static_cast<long long>(r.decode_rows), r.collect_ms, r.hand_out_ms, r.mask_ms, r.step_ms);
   std::fflush(file_);
 }
 

@@ -615,6 +615,19 @@ void CudaBackend::edit_logits(float* logits, int64_t stride, const LogitEdit* ed
   cuda::edit_logits(logits, stride, edits, n, stream_);
 }
 
+// The masks and their rows go up in one copy (the host buffers may be reused at once: a copy
+// from pageable memory is staged before it returns), then one kernel over every row.
+void CudaBackend::mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows,
+                              int64_t n) {
+  if (n <= 0) return;
+  const uint64_t mask_bytes = uint64_t(n) * uint64_t((vocab + 63) / 64) * 8;
+  auto* dev = static_cast<uint8_t*>(scratch(scratch_slots_, kSlotMask, mask_bytes + uint64_t(n) * 4));
+  copy_from_host(bits, dev, mask_bytes);
+  copy_from_host(rows, dev + mask_bytes, uint64_t(n) * 4);
+  cuda::mask_logits(logits, stride, vocab, reinterpret_cast<const uint64_t*>(dev),
+                    reinterpret_cast<const int32_t*>(dev + mask_bytes), n, stream_);
+}
+
 void CudaBackend::sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
                          int32_t* ids) {
   x16_of_ = nullptr;

@@ -53,6 +53,8 @@ class CudaBackend final : public Backend {
   void add(float* x, const float* y, int64_t n) override;
   void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) override;
   void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n) override;
+  void mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows,
+                   int64_t n) override;
   void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
               int32_t* ids) override;
 
@@ -72,7 +74,7 @@ class CudaBackend final : public Backend {
  private:
   // Grow-only scratch buffers, by purpose.
   enum Slot : size_t { kSlotX16, kSlotW16, kSlotAttn, kSlotXQ, kSlotFused, kSlotSplitK, kSlotX8, kSlotOut16 /* FP8 products written aside */,
-                       kSlotRounded, kSlotCount };
+                       kSlotRounded, kSlotMask, kSlotCount };
   void* device_alloc(uint64_t bytes, const std::string& what);
   DeviceWeight describe(const WeightView& w) const;  // checks w; no data yet
   void copy_rows(const WeightView& w, const DeviceWeight& d, uint8_t* dst);

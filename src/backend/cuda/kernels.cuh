@@ -136,6 +136,9 @@ bool attention_prefill(const float* q, const KvCache& kv, int layer, int64_t n, 
 
 void take_tokens(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n, cudaStream_t s);
 void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n, cudaStream_t s);
+// Grammar masks (Backend::mask_logits), bits and rows in device memory.
+void mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows, int64_t n,
+                 cudaStream_t s);
 void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params, int32_t* ids,
             cudaStream_t s);
 

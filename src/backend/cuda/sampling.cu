@@ -146,6 +146,18 @@ __global__ void edit_logits_kernel(float* logits, int64_t stride, const LogitEdi
   if (i < n) apply_logit_edit(logits + int64_t(edits[i].row) * stride, edits[i]);
 }
 
+// One thread a token: its bit clear in the row's mask means -inf. The mask words are read by
+// 64 neighbouring threads at once (one cached load); only banned entries are written.
+__global__ void mask_logits_kernel(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits,
+                                   const int32_t* rows, int64_t words) {
+  pdl_wait();
+  pdl_launch_dependents();
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= vocab) return;
+  const uint64_t word = bits[int64_t(blockIdx.y) * words + (t >> 6)];
+  if (!((word >> (t & 63)) & 1)) logits[int64_t(rows[blockIdx.y]) * stride + t] = -INFINITY;
+}
+
 __global__ void take_tokens_kernel(int32_t* tokens, const int32_t* from, const int32_t* prev, int64_t n) {
   pdl_wait();
   pdl_launch_dependents();
@@ -165,6 +177,14 @@ void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, co
 void edit_logits(float* logits, int64_t stride, const LogitEdit* edits, int64_t n, cudaStream_t s) {
   if (n <= 0) return;
   launch(edit_logits_kernel, unsigned((n + 255) / 256), 256, 0, s, logits, stride, edits, n);
+  BRISK_LAUNCH_CHECK();
+}
+
+void mask_logits(float* logits, int64_t stride, int64_t vocab, const uint64_t* bits, const int32_t* rows, int64_t n,
+                 cudaStream_t s) {
+  if (n <= 0 || vocab <= 0) return;
+  const dim3 grid(unsigned((vocab + 255) / 256), unsigned(n));
+  launch(mask_logits_kernel, grid, 256, 0, s, logits, stride, vocab, bits, rows, (vocab + 63) / 64);
   BRISK_LAUNCH_CHECK();
 }
 
