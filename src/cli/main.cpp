@@ -35,6 +35,7 @@ int run_verbs(int argc, char** argv) {
     actions[sub] = fn(*sub);
   };
   add("run", "generate text from a prompt", brisk::cli::add_run);
+  add("chat", "talk with the model in the terminal, with its chat template", brisk::cli::add_chat);
   add("inspect", "show a checkpoint's architecture, hyperparameters and tensors", brisk::cli::add_inspect);
   add("bench", "measure prefill and decode speed against the device's limits", brisk::cli::add_bench);
   add("logits", "write the logits of every position of a token sequence (for reference checks)", brisk::cli::add_logits);

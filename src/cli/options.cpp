@@ -1,6 +1,9 @@
 #include "cli/options.hpp"
 
 #include <filesystem>
+#include <cstdio>
+#include <fstream>
+#include <thread>
 
 #include "brisk/brisk.hpp"
 
@@ -58,6 +61,58 @@ CLI::Option* add_chat_template_option(CLI::App& app, std::string& value) {
         return "'" + v + "' is neither a file nor a built-in chat template (" + names + ")";
       },
       "FILE|NAME"));
+}
+
+void add_sampling_options(CLI::App& app, SamplingParams& s) {
+  app.add_option("--temp", s.temperature, "temperature (0: greedy)")->capture_default_str()->check(CLI::Range(0.f, 1000.f));
+  app.add_option("--top-k", s.top_k, "top-k (0: off)")->capture_default_str()->check(CLI::Range(0, 1 << 24));
+  app.add_option("--top-p", s.top_p, "top-p (1: off)")->capture_default_str()->check(above(0, 1));
+  app.add_option("--min-p", s.min_p, "min-p (0: off)")->capture_default_str()->check(CLI::Range(0.f, 1.f));
+  app.add_option("--repeat-penalty", s.repeat_penalty, "repetition penalty (1: off)")
+      ->capture_default_str()
+      ->check(above(0, 100));
+  app.add_option("--repeat-last-n", s.repeat_last_n, "penalty window (-1: the whole context)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 1 << 24));
+  app.add_option_function<uint64_t>("--seed", [&s](const uint64_t& v) { s.seed = v; }, "random seed");
+}
+
+void print_speed_line(const RequestResult& r, const std::string& backend, int threads) {
+  const double prompt_s = r.ttft_seconds - r.queue_seconds, gen_s = r.total_seconds - r.ttft_seconds;
+  const double pp = prompt_s > 0 ? double(r.prompt_tokens) / prompt_s : 0;
+  // The first token comes from the prefill's logits, so decode speed counts the steps after it.
+  const int64_t n = r.completion_tokens;
+  const double tg = n > 1 && gen_s > 0 ? double(n - 1) / gen_s : 0;
+  std::fprintf(stderr,
+               "\nprompt: %lld tokens in %.3f s (%.1f tok/s) | generation: %lld tokens in %.3f s (%.1f tok/s) | %s, %d "
+               "threads, finish: %s\n",
+               (long long)r.prompt_tokens, prompt_s, pp, (long long)n, gen_s, tg, backend.c_str(),
+               threads > 0 ? threads : int(std::thread::hardware_concurrency()), r.finish_reason.c_str());
+}
+
+void add_constraint_options(CLI::App& app, ConstraintFlags& flags) {
+  app.add_option("--json-schema", flags.json_schema_file, "JSON Schema file: the output is JSON that it validates");
+  app.add_option("--grammar", flags.grammar_file, "GBNF grammar file (llama.cpp's syntax): the output follows it");
+  app.add_option("--regex", flags.regex, "regular expression: the output matches it");
+}
+
+namespace {
+std::string read_text_file(const std::string& path, const char* option) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::kIo, "cannot read the file", std::string(option) + " " + path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+}  // namespace
+
+OutputConstraint constraint_of(const ConstraintFlags& f) {
+  using Kind = OutputConstraint::Kind;
+  const int given = !f.json_schema_file.empty() + !f.grammar_file.empty() + !f.regex.empty();
+  if (given > 1) throw Error(ErrorCode::kInvalidArgument, "give one of --json-schema, --grammar and --regex");
+  if (!f.json_schema_file.empty())
+    return OutputConstraint::of(Kind::JsonSchema, read_text_file(f.json_schema_file, "--json-schema"), true);
+  if (!f.grammar_file.empty()) return OutputConstraint::of(Kind::Gbnf, read_text_file(f.grammar_file, "--grammar"), true);
+  if (!f.regex.empty()) return OutputConstraint::of(Kind::Regex, f.regex, true);
+  return {};
 }
 
 CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load) {

@@ -27,4 +27,19 @@ CLI::Option* add_chat_template_option(CLI::App& app, std::string& value);
 // --decode-attention auto|float, --no-pdl and --no-mmq (CUDA kernels' switches, for measurements).
 CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load);
 
+// --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n and --seed.
+void add_sampling_options(CLI::App& app, SamplingParams& sampling);
+
+// The line `brisk run` and `brisk chat` print to stderr after an answer: prompt and
+// generation speed, the backend, threads (0: one per core) and why it ended.
+void print_speed_line(const RequestResult& r, const std::string& backend, int threads);
+
+// --json-schema FILE, --grammar FILE (GBNF) and --regex RE: structured output, at most one.
+struct ConstraintFlags {
+  std::string json_schema_file, grammar_file, regex;
+};
+void add_constraint_options(CLI::App& app, ConstraintFlags& flags);
+// The constraint the flags give (Kind::None when none); reads the files.
+OutputConstraint constraint_of(const ConstraintFlags& flags);
+
 }  // namespace brisk::cli

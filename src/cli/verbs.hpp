@@ -13,6 +13,7 @@ namespace brisk::cli {
 using Action = std::function<int()>;
 
 Action add_run(CLI::App& app);
+Action add_chat(CLI::App& app);
 Action add_inspect(CLI::App& app);
 Action add_gen_model(CLI::App& app);
 Action add_bench(CLI::App& app);
