@@ -85,18 +85,25 @@ def ask(client, schema, i, stream=False, max_tokens=96):
     return text, reason
 
 
-def test_every_stopped_output_validates(server):
-    client = server.client()
-    cases = list(enumerate(SCHEMAS))[:: 3 if SANITIZED else 1]
+def validate_schemas(client, every, max_tokens=96):
+    """Asks every `every`-th schema (some streamed); each output that stops must validate.
+    Returns how many of how many stopped."""
+    cases = list(enumerate(SCHEMAS))[::every]
     with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda c: (c, ask(client, c[1], c[0], stream=c[0] % 4 == 0)), cases))
+        results = list(pool.map(lambda c: (c, ask(client, c[1], c[0], stream=c[0] % 4 == 0, max_tokens=max_tokens)),
+                                cases))
     stopped = 0
     for (i, schema), (text, reason) in results:
         assert reason in ("stop", "length"), (i, reason)
         if reason == "stop":
             stopped += 1
             jsonschema.validate(json.loads(text), schema)
-    assert stopped >= len(cases) * 2 // 3, f"only {stopped} of {len(cases)} finished"
+    return stopped, len(cases)
+
+
+def test_every_stopped_output_validates(server):
+    stopped, cases = validate_schemas(server.client(), 3 if SANITIZED else 1)
+    assert stopped >= cases * 2 // 3, f"only {stopped} of {cases} finished"
 
 
 @pytest.fixture(scope="module", params=["qwen2"] if SANITIZED else ["qwen2", "llama", "qwen3"])
@@ -114,16 +121,8 @@ def synthetic_server(request, tmp_path_factory):
 def test_schemas_on_synthetic_models(synthetic_server):
     """The same schemas on random weights over another vocabulary: every output that stops validates."""
     client = synthetic_server.client()
-    cases = list(enumerate(SCHEMAS))[:: 4 if SANITIZED else 2]
-    with ThreadPoolExecutor(4) as pool:
-        results = list(pool.map(lambda c: (c, ask(client, c[1], c[0], stream=c[0] % 4 == 0, max_tokens=256)), cases))
-    stopped = 0
-    for (i, schema), (text, reason) in results:
-        assert reason in ("stop", "length"), (i, reason)
-        if reason == "stop":
-            stopped += 1
-            jsonschema.validate(json.loads(text), schema)
-    assert stopped >= len(cases) // 2, f"only {stopped} of {len(cases)} finished"
+    stopped, cases = validate_schemas(client, 4 if SANITIZED else 2, max_tokens=256)
+    assert stopped >= cases // 2, f"only {stopped} of {cases} finished"
     r = client.completions.create(model="m", prompt="x", max_tokens=64, extra_body={"guided_regex": r"[a-f]{3}-[0-9]{2}"})
     assert re.fullmatch(r"[a-f]{3}-[0-9]{2}", r.choices[0].text) and r.choices[0].finish_reason == "stop"
     r = client.completions.create(model="m", prompt="x", max_tokens=64,
