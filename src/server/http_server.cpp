@@ -12,6 +12,7 @@
 #include "server/http_common.hpp"
 #include "server/openai_schema.hpp"
 #include "server/request_checks.hpp"
+#include "server/web_assets.hpp"
 
 namespace brisk::server {
 
@@ -184,6 +185,20 @@ void HttpServer::routes() {
     metrics_.request_done(req.path, 200);
   });
 
+  // The chat page and its files (no API key needed to load it: the page asks for one when
+  // the API answers 401). The policy keeps any script but the page's own from running.
+  s.Get(R"(/|/static/[A-Za-z0-9._-]+)", [](const httplib::Request& req, httplib::Response& res) {
+    const WebAsset* a = find_web_asset(req.path);
+    if (!a) {
+      res.status = 404;
+      return;
+    }
+    res.set_content(reinterpret_cast<const char*>(a->data), a->size, std::string(a->content_type) + "; charset=utf-8");
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'");
+  });
   s.Post("/v1/chat/completions",
          [this](const httplib::Request& req, httplib::Response& res) { generate(Endpoint::Chat, req, res); });
   s.Post("/v1/completions",
