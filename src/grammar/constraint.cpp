@@ -41,9 +41,13 @@ TokenConstraint::TokenConstraint(std::shared_ptr<const CompiledGrammar> g, std::
 
 void TokenConstraint::mask(uint64_t* bits) {
   g_->mask(matcher_, state_, bits);
-  if (!state_.accept) return;
-  for (int32_t id : end_ids_)
-    if (size_t(id) < g_->words() * 64) bits[size_t(id) >> 6] |= uint64_t(1) << (id & 63);
+  // An end-of-sequence token is the end, wherever its text would fit (a vocabulary may keep
+  // one as plain text, "<|endoftext|>" inside a string): allowed exactly where the grammar ends.
+  for (int32_t id : end_ids_) {
+    if (id < 0 || size_t(id) >= g_->words() * 64) continue;
+    const uint64_t bit = uint64_t(1) << (id & 63);
+    bits[size_t(id) >> 6] = state_.accept ? bits[size_t(id) >> 6] | bit : bits[size_t(id) >> 6] & ~bit;
+  }
 }
 
 bool TokenConstraint::accept(int32_t id) {

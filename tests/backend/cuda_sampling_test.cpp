@@ -113,8 +113,12 @@ TEST_F(CudaOps, GrammarMasksMatchTheOracle) {
       int mi = -1;
       for (int i = 0; i < 3; ++i) mi = mask_rows[size_t(i)] == r ? i : mi;
       const bool keep = mi < 0 || t >= vocab || ((bits[size_t(mi * words + (t >> 6))] >> (t & 63)) & 1);
-      if (keep) EXPECT_EQ(v, logits[size_t(r * stride + t)]) << r << " " << t;
-      else EXPECT_EQ(v, -INFINITY) << r << " " << t, ++masked;
+      if (keep) {
+        EXPECT_EQ(v, logits[size_t(r * stride + t)]) << r << " " << t;
+      } else {
+        EXPECT_EQ(v, -INFINITY) << r << " " << t;
+        ++masked;
+      }
     }
   EXPECT_GT(masked, 1000u);
 }

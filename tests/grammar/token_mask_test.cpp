@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "format/checkpoint.hpp"
+#include "grammar/constraint.hpp"
 #include "grammar/gbnf.hpp"
 #include "grammar/json_gbnf.hpp"
 #include "grammar/json_schema.hpp"
@@ -128,6 +129,24 @@ TEST(TokenMask, EndOfSequenceOnlyWhereTheGrammarEnds) {
   std::vector<uint64_t> bits(cg.words());
   cg.mask(m, s, bits.data());
   EXPECT_TRUE(allowed(bits).empty());
+}
+
+// An end-of-sequence token whose text is plain bytes (a vocabulary that keeps
+// "<|endoftext|>" as text) fits inside a string, but is the end: allowed only where the
+// grammar may end, never inside the string.
+TEST(TokenMask, EndOfSequenceTextIsNoStringContent) {
+  const std::vector<std::string> bytes = {"\"", "a", "<|endoftext|>", "b"};
+  auto cg = std::make_shared<const CompiledGrammar>(compile_gbnf(R"(root ::= "\"" [^"]* "\"")"),
+                                                    std::make_shared<TokenTrie>(bytes));
+  TokenConstraint c(cg, {2});
+  std::vector<uint64_t> bits(c.words());
+  ASSERT_TRUE(c.accept(0));  // inside the string now
+  c.mask(bits.data());
+  EXPECT_EQ(allowed(bits), (std::vector<int32_t>{0, 1, 3}));
+  EXPECT_FALSE(c.accept(2));
+  ASSERT_TRUE(c.accept(0));  // closed: only the end may follow
+  c.mask(bits.data());
+  EXPECT_EQ(allowed(bits), (std::vector<int32_t>{2}));
 }
 
 // The real 262k-token vocabulary of the default model: masks equal brute force, and what a
