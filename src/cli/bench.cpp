@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include "brisk/brisk.hpp"
-#include "cli/load_progress.hpp"
 #include "cli/options.hpp"
 #include "cli/verbs.hpp"
 
@@ -35,7 +34,6 @@ struct BenchOptions {
   bool profile_step = false;
   std::string json;
   ConstraintFlags constraint;  // every decoded sequence under this grammar (the mask cost)
-  OutputConstraint parsed;     // (read from the flags at the start)
 };
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
@@ -164,8 +162,8 @@ void run_requests(Engine& e, int count, int prompt_len, int gen, int64_t vocab, 
 // One prompt length and batch size through the engine: prefill = one prompt's pass
 // (timed by the engine's step record), decode = the steps in which all `batch` sequences
 // decode together, each with its prompt in the cache.
-void bench_case(const BenchOptions& o, std::shared_ptr<LoadedModel> model, const DeviceCeilings& c, int prompt_len,
-                int batch) {
+void bench_case(const BenchOptions& o, const OutputConstraint& constraint, std::shared_ptr<LoadedModel> model,
+                const DeviceCeilings& c, int prompt_len, int batch) {
   const ModelInfo info = model_info(*model);
   std::mutex mu;
   std::vector<double> pre, dec, masks;  // ms of each prefill pass / full decode step / its masks
@@ -188,21 +186,21 @@ void bench_case(const BenchOptions& o, std::shared_ptr<LoadedModel> model, const
   // The first run of each warms up (algorithm choice, allocation, graph capture).
   std::vector<double> pre_runs, dec_runs, mask_runs;
   for (int r = 0; r < o.repeat + 1; ++r) {
-    run_requests(e, 1, prompt_len, 1, info.vocab, uint64_t(r) * 7919, o.parsed);
+    run_requests(e, 1, prompt_len, 1, info.vocab, uint64_t(r) * 7919, constraint);
     std::lock_guard<std::mutex> lock(mu);
     if (r > 0 && !pre.empty()) pre_runs.push_back(pre.back() / 1e3);
     pre.clear();
   }
   for (int r = 0; r < o.repeat + 1; ++r) {
-    run_requests(e, batch, prompt_len, o.gen + 1, info.vocab, 1000 + uint64_t(r) * 7919, o.parsed);
+    run_requests(e, batch, prompt_len, o.gen + 1, info.vocab, 1000 + uint64_t(r) * 7919, constraint);
     std::lock_guard<std::mutex> lock(mu);
     if (r > 0 && !dec.empty()) dec_runs.push_back(median(dec) / 1e3), mask_runs.push_back(median(masks));
     dec.clear(), masks.clear();
   }
-  if (o.parsed.kind != OutputConstraint::Kind::None && dec_runs.empty())
+  if (constraint.kind != OutputConstraint::Kind::None && dec_runs.empty())
     std::fprintf(stderr, "every run's grammar ended before a full decode step: no decode figure\n");
   report_case(o, info, c, prompt_len, batch, median(pre_runs), median(dec_runs), memory_peak(*model));
-  if (o.parsed.kind != OutputConstraint::Kind::None)
+  if (constraint.kind != OutputConstraint::Kind::None)
     std::printf("grammar    masks %.3f ms/step on the host, median (while the step's forward pass runs)\n",
                 median(mask_runs));
 }
@@ -211,15 +209,12 @@ int bench(BenchOptions& o) {
   if (o.model.empty()) o.model = default_model_path();
   const std::vector<int> prompts = int_list(o.prompts, "-p"), batches = int_list(o.batches, "--batch");
   if (o.gen < 1 || o.repeat < 1) throw Error(ErrorCode::kInvalidArgument, "-n and --repeat must be >= 1");
+  const OutputConstraint constraint = constraint_of(o.constraint);
   LoadOptions lo = o.load;
-  auto progress = std::make_shared<LoadProgress>();
-  lo.progress = [progress](double f) { (*progress)(f); };
-  o.parsed = constraint_of(o.constraint);
-  lo.tokenizer = o.parsed.kind != OutputConstraint::Kind::None;  // (a grammar needs the vocabulary)
+  lo.tokenizer = constraint.kind != OutputConstraint::Kind::None;  // (a grammar needs the vocabulary)
   const double t0 = now();
-  auto model = load_model(o.model, lo);
+  auto model = load_with_progress(o.model, lo);
   const ModelInfo info = model_info(*model);
-  if (!info.device_note.empty()) std::fprintf(stderr, "%s\n", info.device_note.c_str());
   std::printf("model      %s (loaded in %.1f s)\n", std::filesystem::path(o.model).filename().c_str(), now() - t0);
   std::printf("backend    %s\n", info.backend.c_str());
   DeviceCeilings c;
@@ -228,7 +223,7 @@ int bench(BenchOptions& o) {
     std::printf("ceilings   copy %.0f GB/s, bf16 GEMM %.0f TFLOP/s (measured now)\n", c.copy_bytes_per_s / 1e9,
                 c.gemm_flops_per_s / 1e12);
   for (int p : prompts)
-    for (int b : batches) bench_case(o, model, c, p, b);
+    for (int b : batches) bench_case(o, constraint, model, c, p, b);
   return 0;
 }
 

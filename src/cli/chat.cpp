@@ -14,7 +14,6 @@
 #include "brisk/brisk.hpp"
 #include "cli/chat_history.hpp"
 #include "cli/line_input.hpp"
-#include "cli/load_progress.hpp"
 #include "cli/options.hpp"
 #include "cli/verbs.hpp"
 
@@ -195,17 +194,9 @@ void ChatSession::turn(const std::string& text) {
 }
 
 int chat(ChatOptions& o) {
-  if (o.model.empty()) {
-    o.model = default_model_path();
-    if (!std::filesystem::exists(o.model))
-      throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", o.model);
-  }
+  o.model = model_or_default(o.model);
   block_sigint();  // the engine's threads are started below: they never take a Ctrl-C
-  LoadOptions lo = o.load;
-  auto progress = std::make_shared<LoadProgress>();
-  lo.progress = [progress](double f) { (*progress)(f); };
-  auto model = load_model(o.model, lo);
-  if (!model_info(*model).device_note.empty()) note(model_info(*model).device_note);
+  auto model = load_with_progress(o.model, o.load);
   EngineOptions eo;
   eo.parallel = 1;
   eo.context = o.ctx;

@@ -1,11 +1,14 @@
 #include "cli/options.hpp"
 
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "brisk/brisk.hpp"
+#include "cli/load_progress.hpp"
+#include "cli/verbs.hpp"
 
 namespace brisk::cli {
 
@@ -61,6 +64,23 @@ CLI::Option* add_chat_template_option(CLI::App& app, std::string& value) {
         return "'" + v + "' is neither a file nor a built-in chat template (" + names + ")";
       },
       "FILE|NAME"));
+}
+
+std::string model_or_default(const std::string& model) {
+  if (!model.empty()) return model;
+  std::string path = default_model_path();
+  if (!std::filesystem::exists(path))
+    throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", path);
+  return path;
+}
+
+std::shared_ptr<LoadedModel> load_with_progress(const std::string& path, LoadOptions load) {
+  auto progress = std::make_shared<LoadProgress>();
+  load.progress = [progress](double f) { (*progress)(f); };
+  auto model = load_model(path, load);
+  const std::string note = model_info(*model).device_note;
+  if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
+  return model;
 }
 
 void add_sampling_options(CLI::App& app, SamplingParams& s) {

@@ -30,6 +30,12 @@ CLI::Option* add_cuda_tuning_options(CLI::App& app, LoadOptions& load);
 // --temp, --top-k, --top-p, --min-p, --repeat-penalty, --repeat-last-n and --seed.
 void add_sampling_options(CLI::App& app, SamplingParams& sampling);
 
+// -m's value, or the model scripts/setup installed when none was given (an error naming
+// scripts/setup when that is not there either).
+std::string model_or_default(const std::string& model);
+// load_model with a progress bar on a terminal; the backend's device note, if any, on stderr.
+std::shared_ptr<LoadedModel> load_with_progress(const std::string& path, LoadOptions load);
+
 // The line `brisk run` and `brisk chat` print to stderr after an answer: prompt and
 // generation speed, the backend, threads (0: one per core) and why it ended.
 void print_speed_line(const RequestResult& r, const std::string& backend, int threads);

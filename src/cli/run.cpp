@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "brisk/brisk.hpp"
-#include "cli/load_progress.hpp"
 #include "cli/options.hpp"
 #include "cli/verbs.hpp"
 
@@ -36,16 +35,8 @@ struct RunOptions {
 };
 
 int run(RunOptions& o) {
-  if (o.model.empty()) {
-    o.model = default_model_path();
-    if (!std::filesystem::exists(o.model))
-      throw Error(ErrorCode::kIo, "no -m given and the default model is not installed: run scripts/setup", o.model);
-  }
-  LoadOptions lo = o.load;
-  auto progress = std::make_shared<LoadProgress>();
-  lo.progress = [progress](double f) { (*progress)(f); };
-  auto model = load_model(o.model, lo);
-  if (!model_info(*model).device_note.empty()) std::fprintf(stderr, "%s\n", model_info(*model).device_note.c_str());
+  o.model = model_or_default(o.model);
+  auto model = load_with_progress(o.model, o.load);
   EngineOptions eo;
   eo.parallel = 1;
   eo.context = o.ctx;
