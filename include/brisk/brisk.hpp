@@ -74,6 +74,26 @@ struct DeviceCeilings {
 DeviceCeilings measure_ceilings(LoadedModel& model);
 uint64_t memory_peak(const LoadedModel& model);  // the backend's peak bytes in use so far
 
+// What this build of brisk carries and the devices it sees (`python -m brisk doctor`).
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int compute_capability = 0;   // major * 10 + minor: 90 for sm_90
+  uint64_t memory_bytes = 0;
+  bool has_code = false;        // this build carries machine code (or PTX) the GPU can run
+};
+struct DeviceReport {
+  bool built_with_cuda = false;
+  std::string cuda_archs;       // the architectures compiled in, e.g. "75;80;89;90a"
+  int cuda_runtime_version = 0; // the CUDA runtime brisk was built with (13000: 13.0)
+  int driver_version = 0;       // the CUDA version the NVIDIA driver supports (0: no driver)
+  std::string cuda_note;        // why no GPU is usable, when none is
+  std::vector<GpuInfo> gpus;
+  std::string cpu_isa;          // the CPU kernels chosen from CPUID (avx2, avx512, ...)
+  int cpu_threads = 0;          // hardware threads
+};
+DeviceReport device_report();
+
 // The built-in chat templates LoadOptions::chat_template accepts: (name, the official format it reproduces).
 std::vector<std::pair<std::string, std::string>> chat_template_names();
 

@@ -27,6 +27,34 @@ int cuda_compute_capability(int device) {
   return cuda_compute_major(device) * 10 + minor;
 }
 
+CudaDevices cuda_devices() {
+  CudaDevices d;
+  d.runtime_version = CUDART_VERSION;
+  if (cudaDriverGetVersion(&d.driver_version) != cudaSuccess) d.driver_version = 0;
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    d.note = cudaGetErrorString(e);
+    cudaGetLastError();
+    return d;
+  }
+  int current = 0;
+  cudaGetDevice(&current);
+  for (int i = 0; i < n; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
+    CudaDevices::Gpu g;
+    g.name = prop.name;
+    g.compute_capability = prop.major * 10 + prop.minor;
+    g.memory_bytes = prop.totalGlobalMem;
+    g.has_code = cudaSetDevice(i) == cudaSuccess && cuda::has_kernel_image();
+    d.gpus.push_back(std::move(g));
+  }
+  cudaSetDevice(current);
+  cudaGetLastError();
+  return d;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& options) {
   return std::make_unique<cuda::CudaBackend>(device, options);
 }

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 
@@ -27,6 +28,20 @@ std::unique_ptr<Backend> make_cuda_backend(int device, const CudaOptions& option
 
 // Number of CUDA devices the driver reports (0 when there is no driver or device).
 int cuda_device_count();
+// What the driver says of the GPUs, for brisk's device report.
+struct CudaDevices {
+  int driver_version = 0;   // CUDA version the driver supports (0: none)
+  int runtime_version = 0;  // the runtime this build links
+  std::string note;         // why none is usable, when none is
+  struct Gpu {
+    std::string name;
+    int compute_capability = 0;
+    uint64_t memory_bytes = 0;
+    bool has_code = false;  // this binary carries code the GPU can run
+  };
+  std::vector<Gpu> gpus;
+};
+CudaDevices cuda_devices();
 // The compute capability's major number of GPU `device` (0 when it cannot be read).
 int cuda_compute_major(int device = 0);
 // major * 10 + minor (89 for sm_89; 0 when it cannot be read).

@@ -1,6 +1,10 @@
 #include "backend/factory.hpp"
 
+#include <thread>
+
 #include "base/error.hpp"
+#include "brisk/brisk.hpp"
+#include "quant/cpu_isa.hpp"
 #if BRISK_WITH_CUDA
 #include "backend/cuda/cuda_backend.hpp"
 #endif
@@ -18,6 +22,35 @@ bool built_with_cuda() {
 #if !BRISK_WITH_CUDA
 int cuda_device_count() { return 0; }
 #endif
+
+std::string built_cuda_archs() {
+#ifdef BRISK_CUDA_ARCH_LIST
+  return BRISK_CUDA_ARCH_LIST;
+#else
+  return "";
+#endif
+}
+
+DeviceReport device_report() {
+  DeviceReport r;
+  r.built_with_cuda = built_with_cuda();
+  r.cuda_archs = built_cuda_archs();
+  r.cpu_isa = quant::cpu_isa_name();
+  r.cpu_threads = int(std::thread::hardware_concurrency());
+#if BRISK_WITH_CUDA
+  const CudaDevices d = cuda_devices();
+  r.cuda_runtime_version = d.runtime_version;
+  r.driver_version = d.driver_version;
+  r.cuda_note = d.note;
+  for (size_t i = 0; i < d.gpus.size(); ++i) {
+    const CudaDevices::Gpu& g = d.gpus[i];
+    r.gpus.push_back(GpuInfo{int(i), g.name, g.compute_capability, g.memory_bytes, g.has_code});
+  }
+#else
+  r.cuda_note = "this brisk was built without CUDA";
+#endif
+  return r;
+}
 
 namespace {
 
