@@ -59,7 +59,7 @@ struct GenerateOptions {
   OutputConstraint constraint;
   SamplingParams sampling;
   std::vector<std::string> stop;  // stop strings: the text ends before the first one
-  bool ignore_eos = false;
+  bool ignore_eos = false;        // generate on past end-of-sequence tokens (under a constraint: never offer one)
   int logprobs = -1;              // -1: off; else how many alternatives per token (0..20)
 };
 

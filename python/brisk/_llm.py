@@ -38,6 +38,12 @@ class SamplingParams:
     ignore_eos: bool = False
     logprobs: Optional[int] = None  # alternatives per token (0..20); None: off
     logit_bias: Optional[Dict[int, float]] = None
+    # Structured output (at most one): the text is a sentence of this. A JSON schema (a dict
+    # or its text), a regex, one of the choices, or a GBNF grammar (llama.cpp's syntax).
+    json_schema: Union[dict, str, None] = None
+    regex: Optional[str] = None
+    choice: Optional[Sequence[str]] = None
+    grammar: Optional[str] = None
 
     def _options(self) -> "_brisk.GenerateOptions":
         o = _brisk.GenerateOptions()
@@ -61,7 +67,30 @@ class SamplingParams:
         o.stop = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         o.ignore_eos = bool(self.ignore_eos)
         o.logprobs = -1 if self.logprobs is None else int(self.logprobs)
+        o.constraint = self._constraint()
         return o
+
+    def _constraint(self) -> "_brisk.OutputConstraint":
+        given = [(k, v) for k, v in (("json_schema", self.json_schema), ("regex", self.regex),
+                                     ("choice", self.choice), ("grammar", self.grammar)) if v is not None]
+        c = _brisk.OutputConstraint()
+        if len(given) > 1:
+            raise InvalidArgument("give one of json_schema, regex, choice and grammar", given[1][0])
+        if not given:
+            return c
+        kind, value = given[0]
+        if kind == "json_schema":
+            c.kind = _brisk.ConstraintKind.JSON_SCHEMA
+            c.text = value if isinstance(value, str) else json.dumps(value)
+        elif kind == "choice":
+            if isinstance(value, str) or not all(isinstance(x, str) for x in value):
+                raise InvalidArgument("choice is a list of strings", "choice")
+            c.kind = _brisk.ConstraintKind.CHOICE
+            c.choices = list(value)
+        else:
+            c.kind = _brisk.ConstraintKind.REGEX if kind == "regex" else _brisk.ConstraintKind.GBNF
+            c.text = value
+        return c
 
 
 @dataclass
@@ -296,14 +325,18 @@ class LLM:
             raise InvalidArgument("messages must be a non-empty list of {'role', 'content'}", "messages")
         extra = dict(chat_template_kwargs or {})
         options = (params or SamplingParams())._options()
-        options.constraint = _constraint(response_format)
+        if response_format is not None:
+            if options.constraint.kind != _brisk.ConstraintKind.NONE:
+                raise InvalidArgument("response_format and a constraint in SamplingParams cannot be combined",
+                                      "response_format")
+            options.constraint = _constraint(response_format)
         tool_names = []
         if tools and tool_choice != "none":
             extra["tools"] = tools
             tool_names = [t["function"]["name"] for t in tools]
             forced = _forced_function(tool_choice, tool_names)
             if forced is not None:
-                if response_format is not None:
+                if options.constraint.kind != _brisk.ConstraintKind.NONE:
                     raise InvalidArgument("a required or named tool_choice cannot be combined with response_format",
                                           "tool_choice")
                 options.constraint = self._engine.tool_call_constraint(json.dumps(tools), forced,

@@ -137,7 +137,8 @@ std::vector<int32_t> random_prompt(int n, int64_t vocab, uint64_t seed) {
 }
 
 // Each request submitted at once; waits for all of them.
-// A constrained run stops where its grammar ends (a step with fewer rows, not counted).
+// Every sequence runs to `gen` tokens (ignore_eos: a grammar never offers the end of
+// sequence either) unless its grammar lets nothing follow (a step with fewer rows, not counted).
 void run_requests(Engine& e, int count, int prompt_len, int gen, int64_t vocab, uint64_t seed,
                   const OutputConstraint& constraint) {
   std::mutex mu;
@@ -146,7 +147,7 @@ void run_requests(Engine& e, int count, int prompt_len, int gen, int64_t vocab, 
   GenerateOptions g;
   g.max_tokens = gen;
   g.constraint = constraint;
-  g.ignore_eos = constraint.kind == OutputConstraint::Kind::None;
+  g.ignore_eos = true;
   g.sampling.temperature = 0;
   for (int i = 0; i < count; ++i) {
     auto h = e.submit(random_prompt(prompt_len, vocab, seed + uint64_t(i)), g, {}, [&](const RequestResult&) {

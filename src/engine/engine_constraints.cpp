@@ -25,7 +25,10 @@ void EngineCore::attach_constraint(Sequence& s) {
   } catch (const Error& e) {  // a bad schema, grammar or regex: the request's fault
     throw Error(e.code(), e.what(), "response_format");
   }
-  s.constraint = std::make_unique<grammar::TokenConstraint>(std::move(compiled), tok.eos_ids());
+  // ignore_eos: the end of sequence is never offered, so the text runs on to max_tokens unless
+  // the grammar lets nothing follow (a benchmark's endless grammar decodes every step).
+  const std::vector<int32_t> eos = s.req->opts.ignore_eos ? std::vector<int32_t>{} : tok.eos_ids();
+  s.constraint = std::make_unique<grammar::TokenConstraint>(std::move(compiled), eos);
 }
 
 // Appends the mask of the sequence's next token (the vocabulary's words; ids past the

@@ -82,6 +82,27 @@ TEST_F(ConstraintTest, SampledTextFollowsTheConstraint) {
   }
 }
 
+// ignore_eos under a grammar that may end after any item: the end of sequence is never
+// offered, so every sample runs to max_tokens (without it, some end early by "stop").
+TEST_F(ConstraintTest, IgnoreEosRunsAnOpenGrammarToMaxTokens) {
+  const OutputConstraint list = constraint(OutputConstraint::Kind::Gbnf, "root ::= \"[\" [0-9]+ (\",\" [0-9]+)*");
+  int early_without = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    GenerateOptions g;
+    g.max_tokens = 24;
+    g.constraint = list;
+    g.sampling.temperature = 1.f;
+    g.sampling.seed = seed;
+    early_without += test::generate(*model_, {5, 17, 42, 9}, g).result.finish_reason == "stop";
+    g.ignore_eos = true;
+    const auto out = test::generate(*model_, {5, 17, 42, 9}, g);
+    EXPECT_EQ(out.result.finish_reason, "length") << out.result.error;
+    EXPECT_EQ(out.tokens.size(), 24u);
+    EXPECT_TRUE(sentence(list, model_->tokenizer().decode(out.tokens)));
+  }
+  EXPECT_GT(early_without, 0) << "the grammar never ended early: the test shows nothing";
+}
+
 TEST_F(ConstraintTest, BadConstraintsAreRefusedAtSubmit) {
   using K = OutputConstraint::Kind;
   EngineOptions o;

@@ -45,6 +45,22 @@ def test_json_object_output_parses(llm):
         assert isinstance(json.loads(out.content), dict)
 
 
+def test_generate_under_a_regex_a_choice_and_a_grammar(llm):
+    import re
+    for seed in range(3):
+        p = dict(max_tokens=40, temperature=1.0, seed=seed)
+        [r] = llm.generate("Code:", brisk.SamplingParams(regex="[A-F]{2,4}-[0-9]{1,3}", **p))
+        assert r.finish_reason == "length" or re.fullmatch("[A-F]{2,4}-[0-9]{1,3}", r.text), r.text
+        [c] = llm.generate("Answer:", brisk.SamplingParams(choice=["yes", "no", "not sure"], **p))
+        assert c.finish_reason == "stop" and c.text in ("yes", "no", "not sure")
+        [g] = llm.generate("List:", brisk.SamplingParams(grammar='root ::= "(" [xy]{1,5} ")"', **p))
+        assert g.finish_reason == "stop" and re.fullmatch(r"\([xy]{1,5}\)", g.text), g.text
+    with pytest.raises(brisk.InvalidArgument):
+        llm.generate("x", brisk.SamplingParams(regex="(a"))
+    with pytest.raises(brisk.InvalidArgument):
+        llm.generate("x", brisk.SamplingParams(regex="a", choice=["b"]))
+
+
 WEATHER = [{"type": "function", "function": {
     "name": "get_weather", "description": "The weather in a city",
     "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 16}},
