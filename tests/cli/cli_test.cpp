@@ -18,6 +18,18 @@
 
 #include "test_paths.hpp"
 
+// gcc says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define BRISK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BRISK_ASAN 1
+#endif
+#endif
+#ifndef BRISK_ASAN
+#define BRISK_ASAN 0
+#endif
+
 namespace {
 
 struct Result {
@@ -244,7 +256,7 @@ TEST_F(Cli, HelpListsTheBuiltinChatTemplates) {
 // 400 threads' stacks do not fit in 3 GB of address space: the thread pool must give up with
 // a message (or, on a system that fits them, run), never hang or abort.
 TEST_F(Cli, ManyThreadsUnderAnAddressSpaceLimitFailCleanly) {
-#if defined(__SANITIZE_ADDRESS__)
+#if BRISK_ASAN
   GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v here";
 #endif
   Result r = shell("timeout -k 5 120 bash -c 'ulimit -v 3000000; exec " + kBrisk + " run -m " + *model +
@@ -259,7 +271,7 @@ TEST_F(Cli, ManyThreadsUnderAnAddressSpaceLimitFailCleanly) {
 // An exception on a thread of brisk's (here: the HTTP server cannot start 16000 connection
 // threads in 3 GB) ends the process with a one-line message and status 1, not an abort.
 TEST_F(Cli, AnExceptionOnAnyThreadIsAMessageAndStatus1) {
-#if defined(__SANITIZE_ADDRESS__)
+#if BRISK_ASAN
   GTEST_SKIP() << "ASan's shadow memory needs more address space than any ulimit -v here";
 #endif
   Result r = shell("timeout -k 5 120 bash -c 'ulimit -v 3000000; exec " + kBrisk + " serve --port 0 --device cpu -m " +
