@@ -247,7 +247,6 @@ void bind_engine(nb::module_& m) {
            }, "tools_json"_a, "function"_a, "parallel"_a)
       .def("model_info", [](const PyEngine& e) { return to_dict(e.engine->model_info()); })
       .def("stats", [](const PyEngine& e) { return to_dict(e.engine->stats()); })
-      .def("options", [](const PyEngine& e) { return e.engine->options(); })
       .def("shutdown", [](PyEngine& e, bool drain) { e.engine->shutdown(drain); }, "drain"_a, Release());
 }
 
