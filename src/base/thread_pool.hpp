@@ -1,12 +1,17 @@
 // A fixed pool of worker threads for splitting independent outputs across cores.
 // parallel_for hands each worker a contiguous range of indices; since every output is
 // computed whole by one worker, results never depend on how many threads there are.
+//
+// A decode step dispatches a few hundred small jobs, so a wake-up through a mutex and a
+// condition variable (tens of microseconds each) would cost a good share of it. Workers
+// therefore spin on an atomic job counter for a short while after each job and only then
+// sleep on it (C++20 atomic wait: a futex); the caller spins on the pending count likewise.
+// The spin is bounded, so an idle pool sleeps and an oversubscribed machine is not starved.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -33,14 +38,13 @@ class ThreadPool {
 
   int n_threads_;
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable start_cv_, done_cv_;
+  // The job, written by parallel_for before it bumps generation_ (release) and read by the
+  // workers after they see the new generation (acquire).
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
   int job_chunks_ = 0;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  alignas(64) std::atomic<uint64_t> generation_{0};  // odd values never occur: see kStop
+  alignas(64) std::atomic<int> pending_{0};          // workers still running this generation
 };
 
 }  // namespace brisk

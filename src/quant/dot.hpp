@@ -29,6 +29,8 @@ float dot_row_avx2(DType type, const void* w_row, const float* x, int64_t n);
 float dot_row_q8_avx2(DType type, const void* w_row, const QuantizedActivations& x);
 void axpy_avx2(float a, const float* x, float* y, int64_t n);
 void quantize_activations_avx2(const float* x, int64_t n, int8_t* q, float* d, int32_t* sum);
+// out = act(gate) * up, SiLU or (gelu) GELU's tanh form, with a vectorized exp (act_mul_avx2.cpp).
+void act_mul_fast_avx2(const float* gate, const float* up, int64_t n, bool gelu, float* out);
 
 // One token's quantized activations as plain pointers, for matmul_q8's kernels (no
 // std::vector member functions in the files compiled for wider vectors).

@@ -24,6 +24,10 @@ float dot_row(DType type, const void* w_row, const float* x, int64_t n);
 // on every kernel level.
 void axpy(float a, const float* x, float* y, int64_t n);
 
+// The fast mode's gated activation: out[i] = act(gate[i]) * up[i], SiLU or (gelu) GELU's tanh
+// form, through a polynomial exp within a few ulp of libm's; the same bits on every level.
+void act_mul_fast(const float* gate, const float* up, int64_t n, bool gelu, float* out);
+
 // I8: dst = round(src / scale) with scale = max|src| / 127; returns the scale.
 float quantize_row_i8(const float* src, int8_t* dst, int64_t n);
 

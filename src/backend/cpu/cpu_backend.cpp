@@ -94,7 +94,8 @@ void decode_scaled_row(const DeviceWeight& w, int64_t r, float* out) {
   for (int64_t c = 0; c < w.cols; ++c) out[c] *= s[c / w.scale_cols];
 }
 
-void act_mul_span(const float* gate, const float* up, int64_t count, Activation act, float* out) {
+void act_mul_span(const float* gate, const float* up, int64_t count, Activation act, bool fast, float* out) {
+  if (fast) return act_mul_fast(gate, up, count, act != Activation::SiLU, out);
   if (act == Activation::SiLU) {
     for (int64_t i = 0; i < count; ++i) {
       float g = gate[i];
@@ -110,7 +111,9 @@ void act_mul_span(const float* gate, const float* up, int64_t count, Activation 
 }
 
 void CpuBackend::act_mul(const float* gate, const float* up, int64_t n, Activation act, float* out) {
-  pool_.parallel_for(n, [&](int64_t b, int64_t e) { act_mul_span(gate + b, up + b, e - b, act, out + b); }, 4096);
+  pool_.parallel_for(n, [&](int64_t b, int64_t e) {
+    act_mul_span(gate + b, up + b, e - b, act, int8_activations_, out + b);
+  }, 4096);
 }
 
 void CpuBackend::add(float* x, const float* y, int64_t n) {

@@ -20,7 +20,8 @@ inline void store(float& out, float dot, const float* bias, int64_t row, bool ac
   out = accumulate ? out + dot : dot;
 }
 
-// out[i] = act(gate[i]) * up[i] for i < count (CpuBackend::act_mul, and the fused gated product).
-void act_mul_span(const float* gate, const float* up, int64_t count, Activation act, float* out);
+// out[i] = act(gate[i]) * up[i] for i < count (CpuBackend::act_mul, and the fused gated product):
+// libm's exp and tanh in the exact mode, act_mul_fast's vectorized exp in the fast one (fast).
+void act_mul_span(const float* gate, const float* up, int64_t count, Activation act, bool fast, float* out);
 
 }  // namespace brisk

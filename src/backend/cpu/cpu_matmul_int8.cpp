@@ -90,7 +90,7 @@ void CpuBackend::matmul_gated(const float* x, int64_t n, const DeviceWeight& gat
     int8_rows(qx.data(), n, up, scratch, nullptr, false, g0, g1);
     const int64_t r0 = g0 * kRowGroup, r1 = std::min(rows, g1 * kRowGroup);
     for (int64_t t = 0; t < n; ++t)
-      act_mul_span(out + t * rows + r0, scratch + t * rows + r0, r1 - r0, act, out + t * rows + r0);
+      act_mul_span(out + t * rows + r0, scratch + t * rows + r0, r1 - r0, act, true, out + t * rows + r0);
   });
 }
 

@@ -1,0 +1,94 @@
+// The CPU's own ceilings for `brisk bench`: the memory read bandwidth (decode streams the
+// weights, so reads are what it needs) and the rate of the fast mode's tiled int8 product on
+// a product larger than the caches, both measured with the backend's threads.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "quant/quantize.hpp"
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+namespace brisk {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Sums 64-bit words so that the loads cannot be dropped (four SSE2 streams: enough to keep a
+// core's share of the memory bus busy without wider vectors in the baseline build).
+uint64_t sum_words(const uint64_t* p, int64_t n) {
+#if defined(__x86_64__)
+  __m128i a = _mm_setzero_si128(), b = a, c = a, d = a;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    a = _mm_add_epi64(a, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i)));
+    b = _mm_add_epi64(b, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 2)));
+    c = _mm_add_epi64(c, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 4)));
+    d = _mm_add_epi64(d, _mm_load_si128(reinterpret_cast<const __m128i*>(p + i + 6)));
+  }
+  alignas(16) uint64_t lanes[2];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), _mm_add_epi64(_mm_add_epi64(a, b), _mm_add_epi64(c, d)));
+  uint64_t s = lanes[0] + lanes[1];
+#else
+  uint64_t s = 0;
+  int64_t i = 0;
+#endif
+  for (; i < n; ++i) s += p[i];
+  return s;
+}
+
+}  // namespace
+
+double CpuBackend::measure_bandwidth() {
+  constexpr int64_t kWords = (int64_t(512) << 20) / 8;  // 512 MiB: far past any cache
+  std::vector<uint64_t> buf(size_t(kWords) + 2);
+  uint64_t* p = buf.data() + (reinterpret_cast<uintptr_t>(buf.data()) % 16 ? 1 : 0);
+  pool_.parallel_for(kWords, [&](int64_t b, int64_t e) { std::fill(p + b, p + e, uint64_t(b)); });
+  double best = 1e30;
+  volatile uint64_t sink = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    std::vector<uint64_t> part(size_t(pool_.size()), 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    pool_.parallel_for(kWords, [&](int64_t b, int64_t e) {
+      part[size_t(b * pool_.size() / kWords)] = sum_words(p + b, e - b);
+    });
+    best = std::min(best, seconds_since(t0));
+    for (uint64_t s : part) sink = sink + s;
+  }
+  return double(kWords) * 8 / best;
+}
+
+double CpuBackend::measure_matmul_rate() {
+  // Q8_0 4096 x 4096 (18 MB of weights) against 64 tokens: the prefill's shape, tiled.
+  constexpr int64_t kRows = 4096, kCols = 4096, kTokens = 64;
+  std::vector<float> x(size_t(kCols * kTokens));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(int(i * 2654435761u % 2001) - 1000) / 1000.f;
+  std::vector<float> wrow(kCols);
+  const uint64_t row_bytes = *dtype_bytes(DType::Q8_0, kCols);
+  std::vector<uint8_t> w(size_t(kRows * row_bytes));
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int64_t c = 0; c < kCols; ++c) wrow[size_t(c)] = x[size_t((r * 7 + c) % int64_t(x.size()))];
+    quantize_row(DType::Q8_0, wrow.data(), w.data() + r * row_bytes, kCols);
+  }
+  std::vector<QuantizedActivations> qx(kTokens);
+  for (int64_t t = 0; t < kTokens; ++t) quantize_activations(x.data() + t * kCols, kCols, &qx[size_t(t)]);
+  std::vector<float> y(size_t(kRows * kTokens));
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    pool_.parallel_for(kRows / 16, [&](int64_t g0, int64_t g1) {
+      matmul_q8(DType::Q8_0, w.data() + g0 * 16 * row_bytes, row_bytes, (g1 - g0) * 16, qx.data(), kTokens,
+                y.data() + g0 * 16, kRows);
+    });
+    best = std::min(best, seconds_since(t0));
+  }
+  return 2.0 * kRows * kCols * kTokens / best;
+}
+
+}  // namespace brisk
