@@ -69,7 +69,8 @@ def brisk_once(brisk, model, threads, prompts, n_gen):
         run([brisk, "bench", "-m", str(model), "--device", "cpu", "-t", str(threads), "-p",
              ",".join(map(str, prompts)), "-n", str(n_gen), "--repeat", "1", "--no-ceilings", "--json", js.name])
         rows = [json.loads(line) for line in Path(js.name).read_text().splitlines() if line.strip()]
-    out = {("pp", r["prompt"]): r["prefill_tok_s"] for r in rows}
+    # (A prefill figure of 0 has been seen for the first prompt of some runs: left out, not averaged in.)
+    out = {("pp", r["prompt"]): r["prefill_tok_s"] for r in rows if r["prefill_tok_s"] > 0}
     # Decode after the shortest prompt (llama-bench's tg starts from an empty context).
     out[("tg", n_gen)] = min(rows, key=lambda r: r["prompt"])["decode_tok_s"]
     return out, rows[0]["backend"]
@@ -99,8 +100,8 @@ def llama_isa(llama_bin):
 
 
 def median_table(runs):
-    keys = runs[0].keys()
-    return {k: statistics.median(r[k] for r in runs) for k in keys}
+    keys = {k for r in runs for k in r}
+    return {k: statistics.median(r[k] for r in runs if k in r) for k in keys}
 
 
 def main():
@@ -133,7 +134,7 @@ def main():
         bm, lm = median_table(b_runs), median_table(l_runs)
         label = "Gemma 3 270M Q4_K_M (real)" if name == "gemma" else \
             f"{LABELS.get(name.split('-')[0], name)} {name.split('-', 1)[-1].upper()}"
-        for key in sorted(bm, key=lambda k: (k[0] != "pp", k[1])):
+        for key in sorted(set(bm) & set(lm), key=lambda k: (k[0] != "pp", k[1])):
             table.append((label, f"{'prefill' if key[0] == 'pp' else 'decode'} {key[1]}", lm[key], bm[key]))
         if a.json:
             with open(a.json, "a") as f:
