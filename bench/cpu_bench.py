@@ -12,15 +12,14 @@ have the exact shapes of Qwen2.5-0.5B and Llama-3.2-1B (untied output head), ran
 written by ../shared/peers/gen_gguf.py through llama.cpp's own gguf-py, then quantized by
 llama-quantize, into --model-dir (made once, reused). Build llama.cpp CPU-only as
 ../shared/peers/README.md shows. Prints a Markdown table for bench/RESULTS.md with each
-engine's instruction set (brisk's level from its backend line, llama.cpp's from its
-system_info line).
+engine's instruction set (brisk's level from its backend line; llama.cpp's is what its
+build flags name, which llama-bench does not print).
 """
 import argparse
 import csv
 import io
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -88,17 +87,6 @@ def llama_once(llama_bin, model, threads, prompts, n_gen):
     return out
 
 
-def llama_isa(llama_bin):
-    """The CPU features llama.cpp's CPU backend was built with and uses (its system_info)."""
-    try:
-        res = subprocess.run([str(llama_bin / "llama-cli"), "--version"], capture_output=True, text=True)
-    except FileNotFoundError:
-        res = None
-    text = (res.stdout + res.stderr) if res else ""
-    m = re.search(r"CPU : (.*)", text)
-    return m.group(1).strip() if m else "see the build flags (llama-bench prints no system_info)"
-
-
 def median_table(runs):
     keys = {k for r in runs for k in r}
     return {k: statistics.median(r[k] for r in runs if k in r) for k in keys}
@@ -143,7 +131,7 @@ def main():
                                     "llama.cpp": {f"{k[0]}{k[1]}": v for k, v in lm.items()}}) + "\n")
 
     print(f"{a.threads} threads, median of {a.repeat} interleaved runs; brisk: {brisk_backend}; "
-          f"llama.cpp CPU: {llama_isa(a.llama)}")
+          "llama.cpp: the ISA its build flags name (llama-bench prints none)")
     print("| file | test | llama.cpp tok/s | brisk tok/s | brisk / llama.cpp |")
     print("| --- | --- | --- | --- | --- |")
     for label, test, l, b in table:

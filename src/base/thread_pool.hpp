@@ -43,7 +43,7 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0;
   int job_chunks_ = 0;
-  alignas(64) std::atomic<uint64_t> generation_{0};  // odd values never occur: see kStop
+  alignas(64) std::atomic<uint64_t> generation_{0};  // +2 per job, so only stop makes it kStop (odd)
   alignas(64) std::atomic<int> pending_{0};          // workers still running this generation
 };
 

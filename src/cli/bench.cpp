@@ -82,7 +82,7 @@ double visible_pairs(int64_t p0, int64_t p1, int window) {
   return s;
 }
 
-// The CPU's ceilings are its memory read bandwidth and its int8 product rate (cpu_ceilings.cpp).
+// The CPU's ceilings are its memory read bandwidth and its Q8_0 product rate (cpu_ceilings.cpp).
 bool on_cpu(const ModelInfo& m) { return m.backend.rfind("cpu", 0) == 0; }
 
 // Prints (and appends to --json) one case: what the work was and how fast it went, as
@@ -103,7 +103,7 @@ void report_case(const BenchOptions& o, const ModelInfo& m, const DeviceCeilings
   const double achieved_bw = step_s > 0 ? step_bytes / step_s : 0, achieved_rate = pre_s > 0 ? flops / pre_s : 0;
   std::printf("prefill    %d tokens: %.1f tok/s, %.2f ms", prompt_len, pre_tps, pre_s * 1e3);
   if (c.gemm_flops_per_s > 0)
-    std::printf(on_cpu(m) ? ", %.0f GFLOP/s = %.1f%% of the int8 matmul rate" : ", %.0f TFLOP/s = %.1f%% of the GEMM rate",
+    std::printf(on_cpu(m) ? ", %.0f GFLOP/s = %.1f%% of the Q8_0 matmul rate" : ", %.0f TFLOP/s = %.1f%% of the GEMM rate",
                 achieved_rate / (on_cpu(m) ? 1e9 : 1e12), 100 * achieved_rate / c.gemm_flops_per_s);
   std::printf("\ndecode     batch %d x %d tokens after %d: %.1f tok/s, %.3f ms/step, %.2f GB/step", batch, o.gen,
               prompt_len, dec_tps, step_s * 1e3, step_bytes / 1e9);
@@ -226,7 +226,7 @@ int bench(BenchOptions& o) {
   DeviceCeilings c;
   if (!o.skip_ceilings) c = measure_ceilings(*model);
   if (c.copy_bytes_per_s > 0 && on_cpu(info))
-    std::printf("ceilings   memory read %.1f GB/s, Q8_0 x int8 matmul %.0f GFLOP/s (measured now)\n",
+    std::printf("ceilings   memory read %.1f GB/s, Q8_0 matmul %.0f GFLOP/s (measured now)\n",
                 c.copy_bytes_per_s / 1e9, c.gemm_flops_per_s / 1e9);
   else if (c.copy_bytes_per_s > 0)
     std::printf("ceilings   copy %.0f GB/s, bf16 GEMM %.0f TFLOP/s (measured now)\n", c.copy_bytes_per_s / 1e9,

@@ -47,7 +47,7 @@ class CpuBackend final : public Backend {
                    int64_t n) override;
   void sample(const float* logits, int64_t rows, int64_t stride, int64_t vocab, const RowSampling* params,
               int32_t* ids) override;
-  // Memory read bandwidth and the tiled int8 product's rate (cpu_ceilings.cpp).
+  // Memory read bandwidth and this backend's Q8_0 product rate (cpu_ceilings.cpp).
   double measure_bandwidth() override;
   double measure_matmul_rate() override;
 
